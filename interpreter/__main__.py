@@ -1,0 +1,7 @@
+"""``python -m interpreter`` is the ``umpire`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

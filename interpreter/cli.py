@@ -1,0 +1,265 @@
+"""The ``umpire`` command.
+
+Exit codes: 0 success, 1 an adjudication or a test failed, 2 invalid input.
+Every error the user can cause is printed as ``file:line:column: error: ...``
+without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import InputError, UmpireError
+from .values import show, thaw
+
+EXAMPLES = """\
+examples:
+  umpire check rulesets/aslsk
+  umpire list rulesets/aslsk
+  umpire resolve rulesets/aslsk/situations/prep-fire-first-attack.yaml --explain
+  umpire resolve SITUATION --seed 7 --json
+  umpire test rulesets/aslsk
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except UmpireError as e:
+        print(str(e), file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="umpire",
+        description="Adjudicate tactical wargame rules written as data: tables, modifier stacks and procedures.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"umpire {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    def overlay_option(sp):
+        sp.add_argument("--with", dest="overlays", action="append", default=[], metavar="OVERLAY",
+                        help="apply an overlay file (house rules or your own charts); repeatable, applied in order")
+
+    c = sub.add_parser("check", help="validate a ruleset (schemas, names, arity); errors as file:line:col",
+                       description="Validate every file of a ruleset and report all problems found.")
+    c.add_argument("ruleset", help="the ruleset folder")
+    overlay_option(c)
+    c.add_argument("--json", action="store_true", help="print the findings as JSON")
+    c.set_defaults(func=cmd_check)
+
+    lst = sub.add_parser("list", help="list procedures, their inputs and rule references, tables and stacks",
+                         description="Show what a ruleset defines.")
+    lst.add_argument("ruleset")
+    overlay_option(lst)
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=cmd_list)
+
+    r = sub.add_parser("resolve", help="run one adjudication from a situation file",
+                       description="Run the situation's procedure with its inputs; dice come from the file, "
+                                   "then from --seed (or a random seed that is printed so the run can be replayed).")
+    r.add_argument("situation", help="a situation YAML file")
+    overlay_option(r)
+    r.add_argument("--seed", type=int, help="seed for rolls beyond the dice given in the file")
+    r.add_argument("--explain", action="store_true", help="print the full trace: every roll, lookup and modifier")
+    r.add_argument("--json", action="store_true", help="print the result and the trace as JSON")
+    r.set_defaults(func=cmd_resolve)
+
+    t = sub.add_parser("test", help="run a ruleset's own test cases (the rulebook examples)",
+                       description="Run every case in the ruleset's tests/*.yaml.")
+    t.add_argument("ruleset")
+    t.add_argument("-k", dest="pattern", help="only cases whose id or title contains this text")
+    t.add_argument("-v", "--verbose", action="store_true", help="list every case, not only failures")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=cmd_test)
+
+    from .cli_more import add_commands
+    add_commands(sub, overlay_option)
+    return p
+
+
+# ---- commands ------------------------------------------------------------------------
+
+def cmd_check(args) -> int:
+    from .api import load_ruleset_with_warnings
+    from .testing import collect
+    ruleset, warnings = load_ruleset_with_warnings(args.ruleset, tuple(args.overlays), use_cache=False)
+    cases = collect(args.ruleset)
+    situations = sorted((ruleset.root / "situations").glob("*.y*ml"))
+    from .api import load_situation
+    errors = []
+    for s in situations:
+        try:
+            load_situation(s, tuple(args.overlays))
+        except InputError as e:
+            errors.append(e)
+    if errors:
+        from .errors import InputErrors
+        raise InputErrors(errors)
+    unknown = sum(t.size - t.known_count for t in ruleset.tables.values())
+    summary = (f"{ruleset.id}: ok — {len(ruleset.procedures)} procedures, {len(ruleset.tables)} tables "
+               f"({unknown} unknown cells), {len(ruleset.stacks)} modifier stacks, {len(ruleset.catalogues)} "
+               f"catalogues, {len(situations)} situations, {len(cases)} test cases")
+    if args.json:
+        print(json.dumps({"ok": True, "warnings": warnings, "summary": summary}, indent=2))
+    else:
+        for w in warnings:
+            print(w, file=sys.stderr)
+        print(summary)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from .api import load_ruleset
+    from .inputs import signature
+    r = load_ruleset(args.ruleset, tuple(args.overlays))
+    if args.json:
+        print(json.dumps({
+            "ruleset": r.id, "title": r.title,
+            "procedures": [{"name": p.name, "signature": signature(p), "cite": p.cite, "doc": p.doc,
+                            "file": str(p.pos)} for p in r.procedures.values()],
+            "tables": [{"name": t.name, "title": t.title, "cite": t.cite, "cells": t.size, "known": t.known_count}
+                       for t in r.tables.values()],
+            "stacks": [{"name": s.name, "title": s.title, "cite": s.cite, "params": s.params,
+                        "modifiers": [m.id for m in s.modifiers]} for s in r.stacks.values()],
+            "catalogues": {c.name: sorted(c.entries) for c in r.catalogues.values()},
+        }, indent=2))
+        return 0
+    print(f"{r.title}  ({r.id})")
+    print("\nprocedures:")
+    for p in r.procedures.values():
+        cite = f"  [{p.cite}]" if p.cite else ""
+        print(f"  {signature(p)}{cite}")
+        if p.doc:
+            print(f"      {p.doc}")
+    print("\ntables:")
+    for t in r.tables.values():
+        shape = f"{len(t.rows.headings)}x{len(t.columns.headings)}" if t.columns else f"{len(t.rows.headings)} rows"
+        print(f"  {t.name}: {t.title} ({shape}; {t.known_count} of {t.size} cells known)"
+              + (f"  [{t.cite}]" if t.cite else ""))
+    print("\nmodifier stacks:")
+    for s in r.stacks.values():
+        print(f"  {s.name}({', '.join(s.params)}): {s.title}, {len(s.modifiers)} modifiers ({s.combine})"
+              + (f"  [{s.cite}]" if s.cite else ""))
+    print("\ncatalogues:")
+    for c in r.catalogues.values():
+        names = sorted(c.entries)
+        shown = ", ".join(names[:8]) + (f", ... ({len(names)} in all)" if len(names) > 8 else "")
+        print(f"  {c.name}: {shown}")
+    return 0
+
+
+def cmd_resolve(args) -> int:
+    from .api import load_situation, run_situation
+    s = load_situation(args.situation, tuple(args.overlays))
+    outcome = run_situation(s, seed=args.seed, trace=True)
+    if args.json:
+        print(json.dumps(outcome_json(s, outcome), indent=2))
+    else:
+        print(render_outcome(s, outcome, args.explain))
+    return 1 if outcome.status == "error" else 0
+
+
+def outcome_json(s, outcome) -> dict:
+    data = {"situation": s.file, "procedure": s.procedure.name, "status": outcome.status,
+            "result": thaw(outcome.value), "dice": outcome.dice, "seed": outcome.seed}
+    if outcome.status != "ok":
+        data["reason"] = outcome.reason
+        if outcome.citation:
+            data["cite"] = outcome.citation
+    if outcome.error is not None and hasattr(outcome.error, "short"):
+        data["needs_chart"] = outcome.error.short
+    data["trace"] = outcome.trace.as_json() if outcome.trace else []
+    return data
+
+
+def render_outcome(s, outcome, explain: bool) -> str:
+    from .trace import explain as render_trace
+    lines = []
+    title = s.title or Path(s.file).stem
+    lines.append(title + (f"  [{s.source}]" if s.source else ""))
+    lines.append(f"procedure: {s.procedure.name}" + (f"  [{s.procedure.cite}]" if s.procedure.cite else ""))
+    if explain and outcome.trace is not None:
+        lines.append("")
+        lines.append(render_trace(outcome.trace.events))
+        lines.append("")
+    if outcome.status == "ok":
+        lines.append("result:")
+        lines.extend(render_value(outcome.value, "  "))
+    elif outcome.status == "refused":
+        lines.append(f"refused: {outcome.reason}" + (f"  [{outcome.citation}]" if outcome.citation else ""))
+    else:
+        lines.append(str(outcome.reason))
+    dice = " ".join(show(tuple(d)) if len(d) > 1 else str(d[0]) for d in outcome.dice)
+    lines.append(f"dice: {dice or 'none rolled'}" + (f"   (seed {outcome.seed} for rolls beyond the given dice)"
+                                                      if outcome.seed is not None and len(outcome.dice) > len(s.dice)
+                                                      else ""))
+    return "\n".join(lines)
+
+
+def render_value(value, indent: str) -> list[str]:
+    from .values import Record
+    if isinstance(value, Record) and not (set(value) >= {"code", "text"} and len(value) <= 3):
+        out = []
+        for k, v in value.items():
+            if isinstance(v, Record) and not (set(v) >= {"code", "text"} and len(v) <= 3) and len(show(v)) > 60:
+                out.append(f"{indent}{k}:")
+                out.extend(render_value(v, indent + "  "))
+            else:
+                out.append(f"{indent}{k}: {show(v)}")
+        return out
+    return [f"{indent}{show(value)}"]
+
+
+def cmd_test(args) -> int:
+    from .testing import collect, run_case
+    from .errors import InputErrors
+    cases = collect(args.ruleset)
+    if args.pattern:
+        cases = [c for c in cases if args.pattern.lower() in (c.id + " " + (c.title or "")).lower()]
+    results, errors = [], []
+    for case in cases:
+        try:
+            results.append(run_case(case))
+        except InputErrors as e:
+            errors += e.errors
+        except InputError as e:
+            errors.append(e)
+    passed = sum(r.passed for r in results)
+    failed = len(results) - passed
+    if args.json:
+        print(json.dumps({"passed": passed, "failed": failed, "errors": [str(e) for e in errors],
+                          "cases": [{"id": r.case.id, "passed": r.passed, "problems": r.problems,
+                                     "source": r.case.source, "file": str(r.case.position)} for r in results]},
+                         indent=2))
+    else:
+        for r in results:
+            if not r.passed or args.verbose:
+                mark = "PASS" if r.passed else "FAIL"
+                print(f"{mark} {r.case.id}" + (f" — {r.case.title}" if r.case.title else "")
+                      + (f"  [{r.case.source}]" if r.case.source else ""))
+                if not r.passed:
+                    print(f"     at {r.case.position}")
+                    for p in r.problems:
+                        print(f"     {p}")
+        for e in errors:
+            print(str(e), file=sys.stderr)
+        print(f"{passed} passed, {failed} failed" + (f", {len(errors)} invalid" if errors else ""))
+    if errors:
+        return 2
+    return 1 if failed else 0

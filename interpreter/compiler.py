@@ -1,0 +1,679 @@
+"""Syntax tree to Python closures, once per load.
+
+Each expression becomes ``fn(env, rt) -> value`` and each statement
+``fn(env, rt) -> None | _Return``; a procedure is then a loop over its
+statement closures. Nothing walks the syntax tree at run time, and nothing
+ever passes ruleset text to ``eval``.
+
+The compiler assumes the checker has accepted the ruleset (names exist,
+arity is right); run-time errors that only data can cause (a missing field,
+text added to a number, an unknown cell) still carry the source position.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from fractions import Fraction
+from typing import Any, Callable
+
+from . import syntax as ast
+from .dice import DiceKind, literal_kind
+from .errors import AdjudicationError, LimitError, Refusal, did_you_mean
+from .model import Modifier, Procedure, Ruleset, Stack
+from .stacks import evaluate_stack
+from .values import Record, Roll, normalise, show, type_name
+
+Fn = Callable[[dict, Any], Any]
+
+
+class _Return:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+_EMIT = "$emit"
+
+
+# ---- operators -------------------------------------------------------------------
+
+def _div(a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        raise TypeError
+    if b == 0:
+        raise ZeroDivisionError
+    return normalise(Fraction(a) / Fraction(b))
+
+
+def _floordiv(a, b):
+    return int(Fraction(a) // Fraction(b))
+
+
+def _num(op):
+    def f(a, b):
+        if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, (str, tuple)) != isinstance(b, (str, tuple)):
+            if op is not operator.add:
+                raise TypeError
+        return normalise(op(a, b)) if type(a) is Fraction or type(b) is Fraction else op(a, b)
+    return f
+
+
+_BINARY = {
+    "+": _num(operator.add), "-": _num(operator.sub), "*": _num(operator.mul), "/": _div, "//": _floordiv,
+    "%": _num(operator.mod), "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge,
+    "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
+}
+_FAST = {"==", "!=", "<", "<=", ">", ">="}
+_VERBS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "//": "divide", "%": "take the remainder of",
+          "<": "compare", "<=": "compare", ">": "compare", ">=": "compare", "in": "look for", "not in": "look for"}
+
+
+def _truth(value, pos, what="condition"):
+    if value is True or value is False:
+        return value
+    raise AdjudicationError(f"this {what} gave {type_name(value)} {show(value)}, but true or false is needed", pos)
+
+
+# ---- builtin functions -----------------------------------------------------------
+
+def _floor(x):
+    return math.floor(x)
+
+
+def _ceil(x):
+    return math.ceil(x)
+
+
+def _minmax(f):
+    def g(*xs):
+        if len(xs) == 1 and isinstance(xs[0], tuple):
+            xs = xs[0]
+        if not xs:
+            return None
+        return f(xs)
+    return g
+
+
+def _clamp(x, lo, hi):
+    return max(lo, min(x, hi))
+
+
+def _get(record, name, default=None):
+    if isinstance(record, Roll):
+        try:
+            return record.field(name)
+        except KeyError:
+            return default
+    if record is None:
+        return default
+    return record.get(name, default)
+
+
+BUILTINS: dict[str, tuple[Callable, int, int]] = {
+    # name: (function, min args, max args)
+    "floor": (_floor, 1, 1), "ceil": (_ceil, 1, 1), "abs": (abs, 1, 1),
+    "min": (_minmax(min), 1, 99), "max": (_minmax(max), 1, 99), "clamp": (_clamp, 3, 3),
+    "len": (len, 1, 1), "get": (_get, 2, 3), "str": (show, 1, 1),
+    # list forms of the aggregates: first(list), sum(list), count(list), any(list), all(list)
+    "first": (lambda xs: xs[0] if xs else None, 1, 1), "sum": (lambda xs: sum(xs), 1, 1),
+    "count": (len, 1, 1), "any": (lambda xs: any(x is True for x in xs), 1, 1),
+    "all": (lambda xs: all(x is True for x in xs), 1, 1),
+}
+
+AGGREGATES = {"sum", "count", "any", "all", "min", "max", "list", "first", "highest", "lowest"}
+
+
+# ---- the compiler ------------------------------------------------------------------
+
+class Compiler:
+    def __init__(self, ruleset: Ruleset):
+        self.ruleset = ruleset
+        self.globals = {name: Record(c.entries) for name, c in ruleset.catalogues.items()}
+
+    def compile(self) -> None:
+        for stack in self.ruleset.stacks.values():
+            self.compile_stack(stack)
+        for proc in self.ruleset.procedures.values():
+            self.compile_procedure(proc)
+
+    # -- stacks
+    def compile_stack(self, stack: Stack) -> None:
+        for m in stack.modifiers:
+            m.value_fn = self.expr(m.value)
+            m.when_fn = self.expr(m.when) if m.when is not None else None
+            m.times_fn = self.expr(m.times) if m.times is not None else None
+
+    # -- procedures
+    def compile_procedure(self, proc: Procedure) -> None:
+        body = self.block(proc.syntax.body)
+        defaults = [(p.name, self.expr(p.default)) for p in proc.params if p.default is not None]
+        name, cite, ruleset = proc.name, proc.cite, self.ruleset
+        pos = proc.pos
+
+        def run(args: dict, rt) -> Any:
+            env = dict(args)
+            for pname, default in defaults:
+                if pname not in env:
+                    env[pname] = default(env, rt)
+            emitted = env[_EMIT] = {}
+            trace = rt.trace
+            if trace is not None:
+                trace.add("call", f"{name}({', '.join(f'{k}: {show(v)}' for k, v in args.items())})", cite)
+                trace.depth += 1
+            try:
+                signal = body(env, rt)
+            finally:
+                if trace is not None:
+                    trace.depth -= 1
+            value = signal.value if signal is not None else None
+            if emitted:
+                if value is None:
+                    value = Record(emitted)
+                elif type(value) is Record:
+                    value = Record({**emitted, **value})
+                else:
+                    value = Record({**emitted, "value": value})
+            if trace is not None:
+                trace.add("result", f"{name} gives {show(value)}", None)
+            return value
+
+        proc.run = run
+
+    def block(self, statements) -> Fn:
+        fns = [self.statement(s) for s in statements]
+        positions = [s.pos for s in statements]
+        if len(fns) == 1:
+            only, p0 = fns[0], positions[0]
+
+            def run_one(env, rt):
+                rt.steps_left -= 1
+                if rt.steps_left < 0:
+                    rt.out_of_steps(p0)
+                return only(env, rt)
+            return run_one
+
+        def run_block(env, rt):
+            for fn in fns:
+                rt.steps_left -= 1
+                if rt.steps_left < 0:
+                    rt.out_of_steps(None)
+                signal = fn(env, rt)
+                if signal is not None:
+                    return signal
+            return None
+        return run_block
+
+    # -- statements
+    def statement(self, s: ast.Statement) -> Fn:
+        method = getattr(self, "s_" + type(s).__name__.lower())
+        return method(s, self.ruleset.cite(s.cite))
+
+    def s_let(self, s: ast.Let, cite):
+        value, name, text = self.expr(s.value), s.name, ast.unparse(s.value)
+
+        def let(env, rt):
+            v = env[name] = value(env, rt)
+            if rt.trace is not None:
+                rt.trace.add("let", f"{name} = {show(v)}" + ("" if _is_literal_text(text, v) else f"   ({text})"), cite)
+        return let
+
+    s_set = s_let
+
+    def s_roll(self, s: ast.Roll, cite):
+        kind = self.dice_kind(s.dice)
+        limit = self.ruleset.limits["dice"]
+        if kind.count > limit:
+            raise LimitError(f"this roll uses {kind.count} dice, more than the limit of {limit} (limit 'dice')", s.pos)
+        modifier = self.expr(s.modifier) if s.modifier is not None else None
+        name, names, pos, label = s.name, kind.names, s.pos, kind.describe()
+
+        def roll(env, rt):
+            faces = rt.dice.roll(kind, name, pos)
+            r = env[name] = Roll(faces, names, modifier(env, rt) if modifier is not None else 0)
+            if rt.trace is not None:
+                detail = ", ".join(f"{n} {d}" for n, d in zip(names, faces)) if len(faces) > 1 else str(faces[0])
+                text = f"roll {name}: {label} -> {detail}"
+                if len(faces) > 1:
+                    text += f" = {r.original}" + (" (doubles)" if r.doubles else "")
+                if r.modifier:
+                    text += f"; modified by {show(r.modifier)} -> final {show(normalise(r.final))}"
+                rt.trace.add("roll", text, cite, dice=faces, original=r.original, final=r.final)
+        return roll
+
+    def s_emit(self, s: ast.Emit, cite):
+        value, name = self.expr(s.value), s.name
+
+        def emit(env, rt):
+            v = env[_EMIT][name] = value(env, rt)
+            if rt.trace is not None and cite:
+                rt.trace.add("emit", f"{name}: {show(v)}", cite)
+        return emit
+
+    def s_return(self, s: ast.Return, cite):
+        value = self.expr(s.value) if s.value is not None else None
+
+        def ret(env, rt):
+            return _Return(value(env, rt) if value is not None else None)
+        return ret
+
+    def s_note(self, s: ast.Note, cite):
+        text = self.expr(s.text)
+
+        def note(env, rt):
+            if rt.trace is not None:
+                rt.trace.add("note", show(text(env, rt)), cite)
+        return note
+
+    def s_fail(self, s: ast.Fail, cite):
+        message, pos = self.expr(s.message), s.pos
+
+        def fail(env, rt):
+            raise AdjudicationError(show(message(env, rt)), pos, citation=cite)
+        return fail
+
+    def s_refuse(self, s: ast.Refuse, cite):
+        reason = self.expr(s.reason)
+
+        def refuse(env, rt):
+            text = show(reason(env, rt))
+            if rt.trace is not None:
+                rt.trace.add("refuse", f"refused: {text}", cite)
+            raise Refusal(text, cite)
+        return refuse
+
+    def s_choose(self, s: ast.Choose, cite):
+        options, default, name, pos = self.expr(s.options), self.expr(s.default), s.name, s.pos
+
+        def choose(env, rt):
+            opts = options(env, rt)
+            if name in rt.choices:
+                wanted = rt.choices[name]
+                if isinstance(wanted, (list, tuple)) and _match_choice(wanted, opts) is _NO_MATCH:
+                    # a list of answers: one per time this decision comes up, in order
+                    used = rt.choice_counts.get(name, 0)
+                    if used >= len(wanted):
+                        raise AdjudicationError(f"choice '{name}' came up {used + 1} times, but the situation "
+                                                f"gives only {len(wanted)} answers", pos)
+                    rt.choice_counts[name] = used + 1
+                    wanted = wanted[used]
+                value = _match_choice(wanted, opts)
+                if value is _NO_MATCH:
+                    raise AdjudicationError(f"choice '{name}' is {show(wanted)}, which is not one of the options: "
+                                            f"{', '.join(_option_label(o) for o in opts)}", pos)
+                how = "given in the situation"
+            else:
+                value = default(env, rt)
+                how = "default policy"
+            env[name] = value
+            if rt.trace is not None:
+                rt.trace.add("choose", f"choice {name}: {_option_label(value)} ({how})", cite)
+        return choose
+
+    def s_if(self, s: ast.If, cite):
+        branches = []
+        for b in s.branches:
+            cond = self.expr(b.condition) if b.condition is not None else None
+            branches.append((cond, self.block(b.body), ast.unparse(b.condition) if b.condition is not None else None,
+                             self.ruleset.cite(b.cite), b.condition.pos if b.condition is not None else b.pos))
+
+        def if_(env, rt):
+            for cond, body, text, bcite, pos in branches:
+                if cond is None:
+                    if rt.trace is not None and text is None and len(branches) > 1:
+                        rt.trace.add("branch", "otherwise", bcite)
+                    return body(env, rt)
+                c = cond(env, rt)
+                if c is True:
+                    if rt.trace is not None:
+                        rt.trace.add("branch", f"{text}: yes", bcite)
+                    return body(env, rt)
+                if c is not False:
+                    _truth(c, pos)
+                if rt.trace is not None and bcite:
+                    rt.trace.add("branch", f"{text}: no", bcite)
+            return None
+        return if_
+
+    def s_foreach(self, s: ast.ForEach, cite):
+        source, body, var, pos = self.expr(s.source), self.block(s.body), s.var, s.pos
+
+        def for_each(env, rt):
+            items = source(env, rt)
+            if not isinstance(items, tuple):
+                raise AdjudicationError(f"'for each' needs a list, not {type_name(items)} {show(items)}", pos)
+            limit = rt.limits["loop"]
+            if len(items) > limit:
+                raise LimitError(f"this loop would run {len(items)} times, more than the limit of {limit} "
+                                 "(limit 'loop')", pos)
+            for item in items:
+                env[var] = item
+                signal = body(env, rt)
+                if signal is not None:
+                    return signal
+            return None
+        return for_each
+
+    def dice_kind(self, spec: ast.DiceSpec) -> DiceKind:
+        """A named kind from the manifest (also when written like 'd10'), else plain dice."""
+        if spec.text in self.ruleset.dice:
+            return self.ruleset.dice[spec.text]
+        return literal_kind(spec.count, spec.sides)
+
+    # -- expressions
+    def expr(self, e) -> Fn:
+        return getattr(self, "e_" + type(e).__name__.lower())(e)
+
+    def e_literal(self, e: ast.Literal):
+        v = e.value
+        return lambda env, rt: v
+
+    def e_interpolated(self, e: ast.Interpolated):
+        parts = [p if isinstance(p, str) else self.expr(p) for p in e.parts]
+
+        def text(env, rt):
+            return "".join(p if isinstance(p, str) else show(p(env, rt)) for p in parts)
+        return text
+
+    def e_name(self, e: ast.Name):
+        name, pos = e.name, e.pos
+        if name in self.globals:
+            value = self.globals[name]
+            return lambda env, rt: value
+
+        def local(env, rt):
+            try:
+                return env[name]
+            except KeyError:
+                raise AdjudicationError(f"'{name}' has no value here (it is only set on some paths through "
+                                        "the procedure)", pos) from None
+        return local
+
+    def e_attribute(self, e: ast.Attribute):
+        target, name, pos = self.expr(e.target), e.name, e.pos
+
+        def attribute(env, rt):
+            v = target(env, rt)
+            try:
+                return v[name]
+            except (KeyError, TypeError):
+                return _slow_attribute(v, name, pos)
+        return attribute
+
+    def e_index(self, e: ast.Index):
+        target, index, pos = self.expr(e.target), self.expr(e.index), e.pos
+
+        def index_(env, rt):
+            v, i = target(env, rt), index(env, rt)
+            try:
+                return v[i]
+            except (KeyError, IndexError, TypeError):
+                if isinstance(v, Record):
+                    raise AdjudicationError(f"there is no entry '{show(i)}'", pos, hint=did_you_mean(i, v.keys())) from None
+                if isinstance(v, tuple):
+                    raise AdjudicationError(f"index {show(i)} is outside the list (it has {len(v)} items)", pos) from None
+                raise AdjudicationError(f"cannot index {type_name(v)} {show(v)}", pos) from None
+        return index_
+
+    def e_update(self, e: ast.Update):
+        target, pos = self.expr(e.target), e.pos
+        fields = [(k, self.expr(v)) for k, v in e.fields]
+
+        def update(env, rt):
+            v = target(env, rt)
+            if not isinstance(v, Record):
+                raise AdjudicationError(f"'with' updates a record, not {type_name(v)} {show(v)}", pos)
+            return v.updated({k: f(env, rt) for k, f in fields})
+        return update
+
+    def e_listexpr(self, e: ast.ListExpr):
+        items = [self.expr(i) for i in e.items]
+        return lambda env, rt: tuple(f(env, rt) for f in items)
+
+    def e_recordexpr(self, e: ast.RecordExpr):
+        fields = [(k, self.expr(v)) for k, v in e.fields]
+        return lambda env, rt: Record({k: f(env, rt) for k, f in fields})
+
+    def e_unary(self, e: ast.Unary):
+        operand, pos = self.expr(e.operand), e.pos
+        if e.op == "not":
+            def not_(env, rt):
+                v = operand(env, rt)
+                if v is True:
+                    return False
+                if v is False:
+                    return True
+                return not _truth(v, pos, "'not'")
+            return not_
+
+        def neg(env, rt):
+            v = operand(env, rt)
+            try:
+                if isinstance(v, bool):
+                    raise TypeError
+                return -v
+            except TypeError:
+                raise AdjudicationError(f"cannot negate {type_name(v)} {show(v)}", pos) from None
+        return neg
+
+    def e_binary(self, e: ast.Binary):
+        left, right, op, pos = self.expr(e.left), self.expr(e.right), e.op, e.pos
+        fn = _BINARY[op]
+        if op in _FAST:
+            def compare(env, rt):
+                a, b = left(env, rt), right(env, rt)
+                try:
+                    return fn(a, b)
+                except TypeError:
+                    raise AdjudicationError(f"cannot compare {type_name(a)} {show(a)} with {type_name(b)} {show(b)}",
+                                            pos) from None
+            return compare
+
+        def binary(env, rt):
+            a, b = left(env, rt), right(env, rt)
+            try:
+                return fn(a, b)
+            except TypeError:
+                raise AdjudicationError(f"cannot {_VERBS.get(op, op)} {type_name(a)} {show(a)} and {type_name(b)} "
+                                        f"{show(b)} (with {op})", pos) from None
+            except ZeroDivisionError:
+                raise AdjudicationError("division by zero", pos) from None
+        return binary
+
+    def e_logical(self, e: ast.Logical):
+        operands = [(self.expr(o), o.pos) for o in e.operands]
+        if e.op == "and":
+            def and_(env, rt):
+                for f, pos in operands:
+                    v = f(env, rt)
+                    if v is False:
+                        return False
+                    if v is not True:
+                        _truth(v, pos, "operand of 'and'")
+                return True
+            return and_
+
+        def or_(env, rt):
+            for f, pos in operands:
+                v = f(env, rt)
+                if v is True:
+                    return True
+                if v is not False:
+                    _truth(v, pos, "operand of 'or'")
+            return False
+        return or_
+
+    def e_conditional(self, e: ast.Conditional):
+        then, cond, otherwise, pos = self.expr(e.then), self.expr(e.condition), self.expr(e.otherwise), e.condition.pos
+
+        def conditional(env, rt):
+            c = cond(env, rt)
+            if c is True:
+                return then(env, rt)
+            if c is False:
+                return otherwise(env, rt)
+            _truth(c, pos)
+        return conditional
+
+    def e_function(self, e: ast.Function):
+        fn = BUILTINS[e.name][0]
+        args = [self.expr(a.value) for a in e.args]
+        name, pos = e.name, e.pos
+
+        def call_builtin(env, rt):
+            values = [a(env, rt) for a in args]
+            try:
+                return normalise(fn(*values))
+            except (TypeError, ValueError, AttributeError):
+                raise AdjudicationError(f"{name}() cannot take {', '.join(type_name(v) + ' ' + show(v) for v in values)}",
+                                        pos) from None
+        return call_builtin
+
+    def e_aggregate(self, e: ast.Aggregate):
+        element, source, var, pos, name = self.expr(e.element), self.expr(e.source), e.var, e.pos, e.name
+        cond = self.expr(e.condition) if e.condition is not None else None
+        key = self.expr(e.key) if e.key is not None else None
+
+        def items(env, rt):
+            src = source(env, rt)
+            if not isinstance(src, tuple):
+                raise AdjudicationError(f"{name}(... for {var} in ...) needs a list, not {type_name(src)} {show(src)}", pos)
+            saved = env.get(var, _MISSING)
+            try:
+                for item in src:
+                    env[var] = item
+                    if cond is not None and cond(env, rt) is not True:
+                        continue
+                    yield item, element(env, rt), (key(env, rt) if key is not None else None)
+            finally:
+                if saved is _MISSING:
+                    env.pop(var, None)
+                else:
+                    env[var] = saved
+
+        def aggregate(env, rt):
+            try:
+                if name == "sum":
+                    return normalise(sum(v for _, v, _ in items(env, rt)))
+                if name == "count":
+                    return sum(1 for _ in items(env, rt))
+                if name == "any":
+                    return any(v is True for _, v, _ in items(env, rt))
+                if name == "all":
+                    return all(v is True for _, v, _ in items(env, rt))
+                if name == "list":
+                    return tuple(v for _, v, _ in items(env, rt))
+                if name == "first":
+                    for _, v, _ in items(env, rt):
+                        return v
+                    return None
+                if name in ("min", "max"):
+                    values = [v for _, v, _ in items(env, rt)]
+                    return (min if name == "min" else max)(values) if values else None
+                best = None
+                for _, v, k in items(env, rt):
+                    if best is None or (k > best[1] if name == "highest" else k < best[1]):
+                        best = (v, k)
+                return best[0] if best else None
+            except TypeError:
+                raise AdjudicationError(f"{name}() met values it cannot combine", pos) from None
+        return aggregate
+
+    def e_call(self, e: ast.Call):
+        proc = self.ruleset.procedures[e.procedure]
+        names = [p.name for p in proc.params]
+        args = [(a.name or names[i], self.expr(a.value)) for i, a in enumerate(e.args)]
+        pos = e.pos
+
+        def call(env, rt):
+            return rt.call(proc, {k: f(env, rt) for k, f in args}, pos)
+        return call
+
+    def e_lookup(self, e: ast.Lookup):
+        table = self.ruleset.tables[e.table]
+        args = {a.name: self.expr(a.value) for a in e.args}
+        row, column, shift = args.get("row"), args.get("column"), args.get("shift")
+        pos = e.pos
+
+        def lookup(env, rt):
+            r = row(env, rt)
+            c = column(env, rt) if column is not None else None
+            s = shift(env, rt) if shift is not None else 0
+            value, ri, ci = table.lookup(r, c, s, pos)
+            if rt.trace is not None:
+                where = f"{table.rows.title} {show(r)}"
+                if table.columns is not None:
+                    col_label = table.columns.label(ci) if ci is not None else "off the table"
+                    where += f", {table.columns.title} {show(c)}"
+                    if table.columns.match == "at_most" or s:
+                        where += f" -> column {col_label}" + (f" (shifted {s:+d})" if s else "")
+                source = table.sources.get((ri, ci if ci is not None else 0)) if ri is not None else None
+                origin = table.origins.get((ri, ci)) if ri is not None else None
+                text = f"{table.title}: {where} -> {show(value)}"
+                if source:
+                    text += f"   [cell: {source}]"
+                rt.trace.add("lookup", text, table.cite, origin=origin, table=table.name, value=value)
+            return value
+        return lookup
+
+    def e_locate(self, e: ast.Locate):
+        table = self.ruleset.tables[e.table]
+        args = {a.name: self.expr(a.value) for a in e.args}
+        row, column, shift = args.get("row"), args.get("column"), args.get("shift")
+        pos = e.pos
+
+        def locate(env, rt):
+            r = row(env, rt)
+            c = column(env, rt) if column is not None else None
+            s = shift(env, rt) if shift is not None else 0
+            ri, ci = table.locate(r, c, s, pos)
+            return Record({"row": table.rows.headings[ri] if ri is not None else None,
+                           "column": (table.columns.headings[ci] if ci is not None else None)
+                           if table.columns is not None else None})
+        return locate
+
+    def e_apply(self, e: ast.Apply):
+        stack = self.ruleset.stacks[e.stack]
+        args = [(a.name or stack.params[i], self.expr(a.value)) for i, a in enumerate(e.args)]
+        pos = e.pos
+
+        def apply(env, rt):
+            return evaluate_stack(stack, {k: f(env, rt) for k, f in args}, rt, pos)
+        return apply
+
+
+_MISSING = object()
+_NO_MATCH = object()
+
+
+def _is_literal_text(text: str, value) -> bool:
+    return text == show(value) or text == f'"{show(value)}"'
+
+
+def _slow_attribute(v, name, pos):
+    if isinstance(v, Roll):
+        try:
+            return v.field(name)
+        except KeyError:
+            raise AdjudicationError(f"a roll has no '{name}'", pos, hint=did_you_mean(name, v.fields())) from None
+    if isinstance(v, Record):
+        raise AdjudicationError(f"this record has no field '{name}' (it has: {', '.join(v.keys()) or 'none'})", pos,
+                                hint=did_you_mean(name, v.keys()))
+    if v is None:
+        raise AdjudicationError(f"cannot read '.{name}' of null (nothing)", pos)
+    raise AdjudicationError(f"cannot read '.{name}' of {type_name(v)} {show(v)}", pos)
+
+
+def _match_choice(wanted, options):
+    for o in options:
+        if o == wanted or (isinstance(o, Record) and o.get("id") == wanted):
+            return o
+    return _NO_MATCH
+
+
+def _option_label(o) -> str:
+    if isinstance(o, Record) and "id" in o:
+        return str(o["id"])
+    return show(o)

@@ -1,0 +1,130 @@
+"""Every error a user can meet, each carrying where it happened.
+
+Three families, matching the exit codes of the command line:
+
+* ``InputError`` (exit 2): the ruleset, overlay, situation or command line is
+  wrong. Always positioned (file:line:column) when the text is known.
+* ``AdjudicationError`` (exit 1): the rules ran and could not finish: an
+  unknown chart cell, a ``fail`` step, a limit reached.
+* ``Refusal`` is not an error to the user; it is a legal outcome ("attack not
+  allowed") that a procedure or a stack produces.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Iterable
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A place in a source file (1-based line and column)."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        if not self.line:
+            return self.file
+        return f"{self.file}:{self.line}:{self.column}"
+
+    def shifted(self, lines: int = 0, column: int | None = None) -> "Position":
+        return Position(self.file, self.line + lines, self.column if column is None else column)
+
+
+class UmpireError(Exception):
+    """Base of Umpire's own errors; ``str()`` gives the message a user reads."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, position: Position | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.position = position
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = f"{self.position}: " if self.position else ""
+        hint = f"\n  hint: {self.hint}" if self.hint else ""
+        return f"{where}{self.kind}: {self.message}{hint}"
+
+    kind = "error"
+
+
+class InputError(UmpireError):
+    """Invalid input: exit code 2."""
+
+    exit_code = 2
+    kind = "error"
+
+
+class InputErrors(InputError):
+    """Several input errors found in one pass (checks report all they find)."""
+
+    def __init__(self, errors: list[InputError]):
+        self.errors = errors
+        super().__init__(errors[0].message, errors[0].position, errors[0].hint)
+
+    def __str__(self) -> str:
+        lines = [str(e) for e in self.errors]
+        if len(self.errors) > 1:
+            lines.append(f"{len(self.errors)} errors")
+        return "\n".join(lines)
+
+
+class AdjudicationError(UmpireError):
+    """The rules could not be carried to the end: exit code 1."""
+
+    exit_code = 1
+    kind = "cannot adjudicate"
+
+    def __init__(self, message, position=None, hint=None, citation: str | None = None):
+        super().__init__(message, position, hint)
+        self.citation = citation
+
+
+class UnknownCellError(AdjudicationError):
+    """An adjudication reached a chart cell the rulebook does not print."""
+
+    kind = "needs chart"
+
+    def __init__(self, table: str, title: str, row_label: str, column_label: str | None,
+                 player_aid: str | None, position: Position | None = None):
+        where = f"row {row_label}" + (f", column {column_label}" if column_label is not None else "")
+        aid = f" (printed on {player_aid})" if player_aid else ""
+        message = f"table '{table}' ({title}){aid}: the cell at {where} is not given in the rulebook"
+        hint = ("supply it from your own chart with an overlay: "
+                "`umpire charts RULESET --template > my-charts.yaml`, fill in the cell, "
+                "then add `--with my-charts.yaml`")
+        super().__init__(message, position, hint)
+        self.table, self.row_label, self.column_label = table, row_label, column_label
+
+    @property
+    def short(self) -> str:
+        col = f", column {self.column_label}" if self.column_label is not None else ""
+        return f"needs chart: {self.table} row {self.row_label}{col}"
+
+
+class LimitError(AdjudicationError):
+    """A bound on evaluation (steps, loop, depth, dice) was reached."""
+
+    kind = "limit reached"
+
+
+class Refusal(Exception):
+    """A legal 'not allowed' outcome, with the reason and the rule that says so."""
+
+    def __init__(self, reason: str, citation: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.citation = citation
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """A 'did you mean' hint for a misspelt name, or None."""
+    matches = difflib.get_close_matches(str(word), [str(c) for c in candidates], n=3, cutoff=0.6)
+    if not matches:
+        return None
+    return "did you mean " + " or ".join(f"'{m}'" for m in matches) + "?"

@@ -1,0 +1,138 @@
+"""Procedure inputs: a JSON Schema derived from the signature, and coercion to DSL values.
+
+A situation's ``inputs:`` are validated against the schema derived from the
+procedure's parameters and the ruleset's record types (so errors are
+positioned like any schema error), then record inputs are completed from
+their catalogue entry and field defaults.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from . import syntax as ast
+from .errors import InputError, InputErrors, did_you_mean
+from .model import Procedure, Ruleset, TypeDef
+from .schema import validate_value
+from .source import Document
+from .values import Record, freeze
+
+_SCALAR_SCHEMAS = {
+    "int": {"type": "integer"},
+    "number": {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+\s*/\s*\d+\s*$"}]},
+    "bool": {"type": "boolean"},
+    "text": {"type": ["string", "number"]},
+    "any": {},
+}
+
+
+def type_schema(ruleset: Ruleset, ref, seen: frozenset = frozenset()) -> dict:
+    """The JSON Schema of one field or parameter type."""
+    if isinstance(ref, tuple):  # ("enum", [...])
+        return {"enum": list(ref[1])}
+    if ref.name == "list":
+        return {"type": "array", "items": type_schema(ruleset, ref.item, seen)}
+    if ref.name in _SCALAR_SCHEMAS:
+        return dict(_SCALAR_SCHEMAS[ref.name])
+    t = ruleset.types.get(ref.name)
+    if t is None or ref.name in seen:
+        return {}
+    return record_schema(ruleset, t, seen | {ref.name})
+
+
+def record_schema(ruleset: Ruleset, t: TypeDef, seen: frozenset = frozenset()) -> dict:
+    props = {name: type_schema(ruleset, f.type, seen) for name, f in t.fields.items()}
+    required = [] if t.catalogue else [n for n, f in t.fields.items() if not f.has_default]
+    schema = {"type": "object", "properties": props, "additionalProperties": False}
+    if t.catalogue:
+        schema["required"] = [t.key]
+        cat = ruleset.catalogues.get(t.catalogue)
+        if cat is not None:
+            props[t.key] = dict(props.get(t.key) or {}, enum=list(cat.entries))
+    elif required:
+        schema["required"] = required
+    return schema
+
+
+def procedure_schema(ruleset: Ruleset, proc: Procedure) -> dict:
+    """The JSON Schema of a situation's ``inputs:`` for this procedure."""
+    props = {p.name: type_schema(ruleset, p.type) for p in proc.params}
+    required = [p.name for p in proc.params if p.default is None]
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#",
+              "title": f"inputs of {proc.name}", "type": "object", "properties": props,
+              "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> dict:
+    """Validate and coerce a situation's inputs into the procedure's arguments."""
+    inputs = inputs or {}
+    validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs")
+    args = {}
+    errors: list[InputError] = []
+    for p in proc.params:
+        if p.name in inputs:
+            try:
+                args[p.name] = coerce(ruleset, p.type, inputs[p.name], doc, path + (p.name,))
+            except InputErrors as e:
+                errors += e.errors
+            except InputError as e:
+                errors.append(e)
+    if errors:
+        raise InputErrors(errors)
+    return args
+
+
+def coerce(ruleset: Ruleset, ref, value: Any, doc: Document, path: tuple) -> Any:
+    if isinstance(ref, tuple):
+        return value
+    if ref.name == "list":
+        return tuple(coerce(ruleset, ref.item, v, doc, path + (i,)) for i, v in enumerate(value))
+    if ref.name == "number":
+        if isinstance(value, str):
+            num, den = value.split("/")
+            value = Fraction(int(num), int(den))
+        if isinstance(value, float):
+            value = Fraction(value).limit_denominator(10_000)
+        return value.numerator if isinstance(value, Fraction) and value.denominator == 1 else value
+    if ref.name == "text":
+        return str(value)
+    if ref.name in ruleset.types:
+        return complete_record(ruleset, ruleset.types[ref.name], value, doc, path)
+    return freeze(value)
+
+
+def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, path: tuple) -> Record:
+    """A record input: its catalogue entry's fields, then field defaults, then what was given."""
+    data: dict = {}
+    if t.catalogue:
+        cat = ruleset.catalogues[t.catalogue]
+        key = str(value[t.key])
+        entry = cat.entries.get(key)
+        if entry is None:  # the schema's enum catches this first; kept for direct callers
+            raise InputError(f"'{key}' is not an entry of catalogue '{t.catalogue}'", doc.at(path + (t.key,)),
+                             did_you_mean(key, cat.entries))
+        data.update((k, v) for k, v in entry.items() if k != "source")
+    for name, f in t.fields.items():
+        if name not in data and f.has_default:
+            data[name] = f.default
+    for name, v in value.items():
+        data[name] = coerce(ruleset, t.fields[name].type, v, doc, path + (name,))
+    missing = [n for n in t.fields if n not in data]
+    if missing:
+        raise InputError(f"this {t.name} has no value for {', '.join(repr(m) for m in missing)}"
+                         + (f" (and its {t.catalogue} entry does not give one)" if t.catalogue else ""), doc.at(path))
+    return Record(data)
+
+
+def signature(proc: Procedure) -> str:
+    parts = []
+    for p in proc.params:
+        text = f"{p.name}: {p.type}"
+        if p.default is not None:
+            text += f" = {ast.unparse(p.default)}"
+        parts.append(text)
+    return f"{proc.name}({', '.join(parts)})"

@@ -1,0 +1,213 @@
+"""Ruleset folder to validated model: read, schema-check and build each file.
+
+The pipeline is ``source`` (positioned YAML) -> ``schema`` (shape) -> this
+module (model objects, expressions parsed in place) -> ``checker`` (names and
+arity across files) -> ``compiler`` (closures). ``load_ruleset`` runs it all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from fractions import Fraction
+from pathlib import Path
+
+from . import syntax as ast
+from .dice import DiceKind
+from .errors import InputError, InputErrors, Position
+from .model import (DEFAULT_LIMITS, Catalogue, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef,
+                    cite_with_prefix)
+from .parser import parse_expression, parse_module
+from .schema import validate
+from .source import Document, load_yaml, read_text
+from .tables import build_table
+from .values import freeze
+
+MANIFEST = "ruleset.yaml"
+FOLDERS = {"tables": "tables", "stacks": "stacks", "catalogues": "catalogues"}
+
+
+def find_root(path: Path | str) -> Path:
+    """The ruleset folder for a path given on the command line (the folder or its manifest)."""
+    p = Path(os.path.normpath(path))
+    if p.is_file() and p.name == MANIFEST:
+        p = p.parent
+    if not p.exists():
+        raise InputError(f"no such ruleset folder: {path}")
+    if not (p / MANIFEST).is_file():
+        raise InputError(f"{path} is not a ruleset folder: it has no {MANIFEST}",
+                         hint="a ruleset folder holds ruleset.yaml, tables/, stacks/, catalogues/ and procedures/")
+    return p
+
+
+def ruleset_files(root: Path) -> list[Path]:
+    """Every file that makes up the ruleset, in load order (what a cache key depends on)."""
+    files = [root / MANIFEST]
+    for folder in ("tables", "stacks", "catalogues"):
+        files += sorted((root / folder).glob("*.yaml")) + sorted((root / folder).glob("*.yml"))
+    files += sorted((root / "procedures").glob("*.ump"))
+    return files
+
+
+def read_ruleset(root: Path) -> Ruleset:
+    """Read and build every file of a ruleset folder (not yet cross-checked or compiled)."""
+    errors: list[InputError] = []
+    manifest = load_yaml(root / MANIFEST)
+    validate(manifest, "ruleset")
+    m = manifest.data
+    prefix = m.get("cite_prefix", "")
+    ruleset = Ruleset(id=m["ruleset"], title=m["title"], root=root, cite_prefix=prefix,
+                      source=m.get("source"), dice=_dice(m), types={}, tables={}, stacks={},
+                      catalogues={}, procedures={}, limits=dict(DEFAULT_LIMITS, **(m.get("limits") or {})))
+    ruleset.files.append(str(root / MANIFEST))
+    try:
+        ruleset.types = _types(manifest)
+    except InputErrors as e:
+        errors += e.errors
+    except InputError as e:
+        errors.append(e)
+    for folder in ("tables", "stacks", "catalogues"):
+        for path in sorted((root / folder).glob("*.y*ml")):
+            ruleset.files.append(str(path))
+            try:
+                doc = load_yaml(path)
+                validate(doc, folder)
+                add_definitions(ruleset, folder, doc)
+            except InputErrors as e:
+                errors += e.errors
+            except InputError as e:
+                errors.append(e)
+    for path in sorted((root / "procedures").glob("*.ump")):
+        ruleset.files.append(str(path))
+        try:
+            add_procedures(ruleset, parse_module(read_text(path), str(path)))
+        except InputErrors as e:
+            errors += e.errors
+        except InputError as e:
+            errors.append(e)
+    if errors:
+        raise InputErrors(errors)
+    return ruleset
+
+
+# ---- manifest parts ---------------------------------------------------------------
+
+def _dice(m: dict) -> dict[str, DiceKind]:
+    kinds = {}
+    for name, d in (m.get("dice") or {}).items():
+        kinds[name] = DiceKind(name, tuple(d["dice"]), d["sides"], d.get("zero_reads_as"))
+    return kinds
+
+
+_LIST_TYPE = re.compile(r"^\s*list\s*\[\s*(.+?)\s*\]\s*$")
+
+
+def parse_type(text) -> ast.TypeRef | tuple:
+    """A field type as written in YAML ('int', 'list[unit]', {enum: [...]})."""
+    if isinstance(text, dict):
+        return ("enum", list(text["enum"]))
+    m = _LIST_TYPE.match(text)
+    if m:
+        return ast.TypeRef("list", parse_type(m.group(1)))
+    return ast.TypeRef(text.strip())
+
+
+def _types(doc: Document) -> dict[str, TypeDef]:
+    types = {}
+    for tname, t in (doc.data.get("types") or {}).items():
+        fields = {}
+        for fname, f in t["fields"].items():
+            where = ("types", tname, "fields", fname)
+            if isinstance(f, dict) and "type" in f:
+                fields[fname] = FieldDef(fname, parse_type(f["type"]), freeze(f.get("default")), "default" in f,
+                                         doc.key_at(where))
+            else:
+                fields[fname] = FieldDef(fname, parse_type(f), None, False, doc.key_at(where))
+        types[tname] = TypeDef(tname, fields, t.get("catalogue"), t.get("key"), doc.key_at(("types", tname)))
+    return types
+
+
+# ---- definitions files --------------------------------------------------------------
+
+def add_definitions(ruleset: Ruleset, kind: str, doc: Document) -> None:
+    """Add the tables, stacks or catalogues of one file, refusing names defined twice."""
+    cite = lambda text: cite_with_prefix(ruleset.cite_prefix, text)
+    target = getattr(ruleset, kind)
+    errors = []
+    for name, spec in doc.data[kind].items():
+        path = (kind, name)
+        if name in target:
+            errors.append(InputError(f"{kind[:-1]} '{name}' is defined twice (first at {target[name].pos})",
+                                     doc.key_at(path)))
+            continue
+        try:
+            if kind == "tables":
+                target[name] = build_table(name, spec, doc, path, cite)
+            elif kind == "stacks":
+                target[name] = build_stack(name, spec, doc, path, cite)
+            else:
+                target[name] = build_catalogue(name, spec, doc, path, cite)
+        except InputError as e:
+            errors.append(e)
+    if errors:
+        raise InputErrors(errors)
+
+
+def yaml_expression(doc: Document, path: tuple, value) -> ast.Expr:
+    """A DSL expression written as a YAML value (text is parsed; numbers and booleans are literals)."""
+    pos = doc.text_at(path)
+    if isinstance(value, str):
+        return parse_expression(value, pos)
+    if isinstance(value, float):
+        value = Fraction(value).limit_denominator(10_000)
+    return ast.Literal(pos, value)
+
+
+def build_stack(name: str, spec: dict, doc: Document, path: tuple, cite) -> Stack:
+    mods, errors, seen = [], [], {}
+    for i, m in enumerate(spec["modifiers"]):
+        where = path + ("modifiers", i)
+        if m["id"] in seen:
+            errors.append(InputError(f"modifier id '{m['id']}' is used twice in stack '{name}' "
+                                     f"(first at {seen[m['id']]})", doc.at(where + ("id",))))
+            continue
+        seen[m["id"]] = doc.at(where + ("id",))
+        try:
+            text = {k: str(m[k]) for k in ("value", "when", "times") if k in m}
+            mods.append(Modifier(
+                id=m["id"], value=yaml_expression(doc, where + ("value",), m["value"]),
+                when=yaml_expression(doc, where + ("when",), m["when"]) if "when" in m else None,
+                times=yaml_expression(doc, where + ("times",), m["times"]) if "times" in m else None,
+                group=m.get("group"), cite=cite(m.get("cite")), pos=doc.at(where), text=text))
+        except InputError as e:
+            errors.append(e)
+        if m.get("group") and m["group"] not in (spec.get("groups") or {}):
+            errors.append(InputError(f"modifier '{m['id']}' names group '{m['group']}', which stack '{name}' "
+                                     "does not declare under groups:", doc.at(where + ("group",)),
+                                     hint="declare it, e.g. groups: {" + m["group"] + ": min}"))
+    if errors:
+        raise InputErrors(errors)
+    limits = spec.get("limits") or {}
+    number = lambda v: Fraction(v).limit_denominator(10_000) if isinstance(v, float) else v
+    return Stack(name, spec["title"], cite(spec.get("cite")), list(spec.get("params") or []),
+                 spec.get("combine", "sum"), dict(spec.get("groups") or {}), number(limits.get("min")),
+                 number(limits.get("max")), number(spec.get("refuse_below")), number(spec.get("refuse_above")),
+                 mods, doc.at(path))
+
+
+def build_catalogue(name: str, spec: dict, doc: Document, path: tuple, cite) -> Catalogue:
+    entries = {str(k): freeze(v) for k, v in spec["entries"].items()}
+    positions = {str(k): doc.key_at(path + ("entries", k)) for k in spec["entries"]}
+    return Catalogue(name, spec.get("title", name), cite(spec.get("cite")), entries, doc.at(path), positions)
+
+
+def add_procedures(ruleset: Ruleset, procedures: list[ast.Procedure]) -> None:
+    errors = []
+    for p in procedures:
+        if p.name in ruleset.procedures:
+            errors.append(InputError(f"procedure '{p.name}' is defined twice (first at {ruleset.procedures[p.name].pos})",
+                                     p.pos))
+            continue
+        ruleset.procedures[p.name] = Procedure(p.name, p, ruleset.cite(p.cite), p.doc, list(p.params), p.pos)
+    if errors:
+        raise InputErrors(errors)

@@ -1,0 +1,133 @@
+"""The validated model of a ruleset: what the loader builds and the compiler reads.
+
+Everything here is plain data plus AST; compiled closures are attached by the
+compiler (``Procedure.run``, ``Modifier.value_fn`` ...), so the model can be
+checked and listed without compiling it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import syntax as ast
+from .dice import DiceKind
+from .errors import Position
+from .tables import Table
+from .values import Record
+
+DEFAULT_LIMITS = {"steps": 100_000, "loop": 1_000, "depth": 32, "dice": 20}
+
+SCALAR_TYPES = {"int", "number", "bool", "text", "any"}
+
+
+@dataclass
+class FieldDef:
+    name: str
+    type: Any                 # a TypeRef, or ("enum", [...])
+    default: Any = None
+    has_default: bool = False
+    pos: Position | None = None
+
+
+@dataclass
+class TypeDef:
+    """A record type for procedure inputs (e.g. a unit), optionally backed by a catalogue."""
+
+    name: str
+    fields: dict[str, FieldDef]
+    catalogue: str | None = None
+    key: str | None = None
+    pos: Position | None = None
+
+
+@dataclass
+class Modifier:
+    id: str
+    value: ast.Expr
+    when: ast.Expr | None
+    times: ast.Expr | None
+    group: str | None
+    cite: str | None
+    pos: Position
+    text: dict[str, str] = field(default_factory=dict)   # the source text of each expression
+    origin: Position | None = None                       # set when an overlay added/changed it
+    value_fn: Callable | None = None
+    when_fn: Callable | None = None
+    times_fn: Callable | None = None
+
+
+@dataclass
+class Stack:
+    name: str
+    title: str
+    cite: str | None
+    params: list[str]
+    combine: str
+    groups: dict[str, str]
+    limit_min: Any
+    limit_max: Any
+    refuse_below: Any
+    refuse_above: Any
+    modifiers: list[Modifier]
+    pos: Position
+
+
+@dataclass
+class Catalogue:
+    name: str
+    title: str
+    cite: str | None
+    entries: dict[str, Record]
+    pos: Position
+    entry_positions: dict[str, Position] = field(default_factory=dict)
+
+    @property
+    def field_names(self) -> set[str]:
+        names: set[str] = set()
+        for e in self.entries.values():
+            names.update(e.keys())
+        return names
+
+
+@dataclass
+class Procedure:
+    name: str
+    syntax: ast.Procedure
+    cite: str | None
+    doc: str | None
+    params: list[ast.Param]
+    pos: Position
+    run: Callable | None = None          # compiled: run(args: dict, rt) -> Record
+
+
+@dataclass
+class Ruleset:
+    id: str
+    title: str
+    root: Path
+    cite_prefix: str
+    source: str | None
+    dice: dict[str, DiceKind]
+    types: dict[str, TypeDef]
+    tables: dict[str, Table]
+    stacks: dict[str, Stack]
+    catalogues: dict[str, Catalogue]
+    procedures: dict[str, Procedure]
+    limits: dict[str, int]
+    files: list[str] = field(default_factory=list)
+    overlays: list[str] = field(default_factory=list)
+
+    def cite(self, text: str | None) -> str | None:
+        return cite_with_prefix(self.cite_prefix, text)
+
+
+def cite_with_prefix(prefix: str, text: str | None) -> str | None:
+    """'3.2.3' -> 'ASLSK 3.2.3'; a citation that starts with a letter is kept as written."""
+    if text is None:
+        return None
+    text = str(text).strip()
+    if prefix and text and not text[0].isalpha():
+        return f"{prefix} {text}"
+    return text

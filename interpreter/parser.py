@@ -1,0 +1,400 @@
+"""Text to syntax tree: the lark grammar, built once, and a Transformer to AST nodes.
+
+Syntax errors are reported in a ruleset author's words ("expected a name or a
+number"), never as lark's internal token names.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.indenter import DedentError, Indenter
+
+from . import syntax as ast
+from .errors import InputError, Position
+
+GRAMMAR_FILE = Path(__file__).resolve().parent.parent / "grammar" / "umpire.lark"
+
+
+class _ProcedureIndenter(Indenter):
+    NL_type = "_NL"
+    OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 8
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    """The LALR parser for both start rules, built once per process."""
+    return Lark(GRAMMAR_FILE.read_text(encoding="utf-8"), parser="lalr", start=["module", "expression"],
+                postlex=_ProcedureIndenter(), propagate_positions=True, maybe_placeholders=True,
+                cache=True)  # lark caches its own LALR tables (built from our grammar only)
+
+
+# ---- friendly names for terminals ---------------------------------------------------
+
+_TERMINAL_WORDS = {
+    "NAME": "a name", "NUMBER": "a number", "STRING": 'a quoted string ("...")',
+    "_NL": "the end of the line", "_INDENT": "an indented block", "_DEDENT": "the end of the block",
+    "COMP_OP": "a comparison (== != < <= > >=)", "ADD_OP": "+ or -", "MUL_OP": "* / // or %",
+    "DICE": "dice such as 2d6 or d10", "LABEL": "a label (@name)", "$END": "the end of the file",
+}
+
+
+def _describe(terminal: str) -> str:
+    if terminal in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[terminal]
+    for t in _parser().terminals:
+        if t.name == terminal and t.pattern.type == "str":
+            return f"'{t.pattern.value}'"
+    return terminal.lower()
+
+
+def _expected(terminals) -> str:
+    words = sorted({_describe(t) for t in terminals})
+    if len(words) > 8:
+        words = words[:8] + ["..."]
+    return ", ".join(words)
+
+
+def _token_text(token: Token) -> str:
+    if token.type == "_NL":
+        return "the end of the line"
+    if token.type == "_INDENT":
+        return "more indentation"
+    if token.type == "_DEDENT":
+        return "less indentation"
+    if token.type == "$END":
+        return "the end of the file"
+    return f"'{token.value}'"
+
+
+# ---- parsing entry points -------------------------------------------------------------
+
+def parse_module(text: str, file: str) -> list[ast.Procedure]:
+    """Parse a whole .ump file into its procedures."""
+    locate = _Locator(Position(file, 1, 1))
+    tree = _parse(text if text.endswith("\n") else text + "\n", "module", locate)
+    return _ToAst(locate).transform(tree)
+
+
+def parse_expression(text: str, where: Position) -> ast.Expr:
+    """Parse one DSL expression written inside a YAML file, positions relative to ``where``."""
+    locate = _Locator(where)
+    if "\n" in text.strip():
+        text = " ".join(text.split())  # expressions in YAML may wrap; they are not indentation-sensitive
+    tree = _parse(text.strip(), "expression", locate)
+    return _ToAst(locate).transform(tree)
+
+
+class _Locator:
+    """Maps (line, column) inside parsed text to a Position in its file."""
+
+    def __init__(self, base: Position):
+        self.base = base
+
+    def __call__(self, line: int, column: int) -> Position:
+        if line <= 1:
+            return Position(self.base.file, self.base.line, self.base.column + column - 1)
+        return Position(self.base.file, self.base.line + line - 1, column)
+
+
+def _parse(text: str, start: str, locate: _Locator):
+    try:
+        return _parser().parse(text, start=start)
+    except UnexpectedToken as e:
+        tok = e.token
+        if start == "expression" and tok.type == "$END":
+            message = f"the expression ends too early; expected {_expected(e.accepts or e.expected)}"
+        else:
+            message = f"unexpected {_token_text(tok)}; expected {_expected(e.accepts or e.expected)}"
+        line, column = (tok.line or e.line or 1), (tok.column or e.column or 1)
+        if tok.type in ("_NL", "_DEDENT", "$END") and e.line and e.line > 0:
+            line, column = e.line, e.column
+        raise InputError(message, locate(line, column), hint=_hint_for(tok, e)) from None
+    except UnexpectedCharacters as e:
+        char = text[e.pos_in_stream] if e.pos_in_stream < len(text) else "?"
+        hint = None
+        if char == "'":
+            hint = 'strings use double quotes: "like this"'
+        elif char == "=" :
+            hint = "use == to compare; = only follows let, set, roll and emit"
+        elif char == "\t":
+            hint = "indent with spaces"
+        raise InputError(f"unexpected character '{char}'", locate(e.line, e.column), hint=hint) from None
+    except UnexpectedEOF as e:
+        raise InputError(f"the text ends too early; expected {_expected(e.expected)}",
+                         locate(getattr(e, 'line', 1) or 1, getattr(e, 'column', 1) or 1)) from None
+    except DedentError as e:
+        found = re.search(r"column (\d+)", str(e))
+        raise InputError("this line's indentation does not match any enclosing block",
+                         locate(1, 1) if not found else locate(1, 1),
+                         hint="indent each block by the same number of spaces") from None
+    except UnexpectedInput as e:  # pragma: no cover - other lark errors
+        raise InputError(f"syntax error: {e}", locate(getattr(e, "line", 1), getattr(e, "column", 1))) from None
+
+
+def _hint_for(token: Token, error: UnexpectedToken) -> str | None:
+    expected = set(error.accepts or error.expected)
+    if token.type == "_NL" and "COLON" in expected:
+        return "a line that opens a block (procedure, if, elif, else, for each) ends with ':'"
+    if token.type == "_INDENT":
+        return "only the line after one ending in ':' may be indented more"
+    if token.value == "=" or token.type == "EQUAL":
+        return "use == to compare"
+    return None
+
+
+# ---- tree to AST ----------------------------------------------------------------------
+
+def _unquote(token: Token) -> str:
+    body = token.value[1:-1]
+    return re.sub(r'\\(.)', lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body)
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """Builds ``syntax`` nodes; every node gets the file position of its text."""
+
+    def __init__(self, locate: _Locator):
+        super().__init__()
+        self.locate = locate
+
+    def _pos(self, meta) -> Position:
+        return self.locate(getattr(meta, "line", 1), getattr(meta, "column", 1))
+
+    def _tok_pos(self, tok: Token) -> Position:
+        return self.locate(tok.line, tok.column)
+
+    # top level
+    def start(self, meta, children):
+        return children[0]
+
+    def module(self, meta, children):
+        return [c for c in children if isinstance(c, ast.Procedure)]
+
+    def expression(self, meta, children):
+        return children[0]
+
+    def procedure(self, meta, children):
+        name, params, cite, *rest = children
+        doc = rest[0] if rest and (rest[0] is None or isinstance(rest[0], str)) else None
+        body = tuple(s for s in rest[1:] if s is not None) if rest and (rest[0] is None or isinstance(rest[0], str)) \
+            else tuple(s for s in rest if s is not None)
+        return ast.Procedure(self._tok_pos(name), str(name), tuple(params or ()), body, cite, doc)
+
+    def params(self, meta, children):
+        return children
+
+    def param(self, meta, children):
+        name, type_, default = children
+        return ast.Param(str(name), type_, default, self._tok_pos(name))
+
+    def simple_type(self, meta, children):
+        return ast.TypeRef(str(children[0]))
+
+    def list_type(self, meta, children):
+        return ast.TypeRef("list", children[0])
+
+    def doc(self, meta, children):
+        return _unquote(children[0])
+
+    def cite(self, meta, children):
+        return _unquote(children[0])
+
+    # statements
+    def labelled(self, meta, children):
+        label, statement = children
+        return _with(statement, label=str(label)[1:])
+
+    def simple_statement(self, meta, children):
+        statement, cite = children
+        return _with(statement, cite=cite) if cite else statement
+
+    def let(self, meta, c):
+        return ast.Let(self._pos(meta), str(c[0]), c[1])
+
+    def set_(self, meta, c):
+        return ast.Set(self._pos(meta), str(c[0]), c[1])
+
+    def roll(self, meta, c):
+        name, dice, sign, modifier = c
+        if modifier is not None and str(sign) == "-":
+            modifier = ast.Unary(modifier.pos, "-", modifier)
+        return ast.Roll(self._pos(meta), str(name), dice, modifier)
+
+    def dice_literal(self, meta, c):
+        count, sides = str(c[0]).split("d")
+        return ast.DiceSpec(self._tok_pos(c[0]), None, int(count or 1), int(sides))
+
+    def dice_kind(self, meta, c):
+        return ast.DiceSpec(self._tok_pos(c[0]), str(c[0]))
+
+    def emit(self, meta, c):
+        return ast.Emit(self._pos(meta), str(c[0]), c[1])
+
+    def return_(self, meta, c):
+        return ast.Return(self._pos(meta), c[0])
+
+    def note(self, meta, c):
+        return ast.Note(self._pos(meta), c[0])
+
+    def fail(self, meta, c):
+        return ast.Fail(self._pos(meta), c[0])
+
+    def refuse(self, meta, c):
+        return ast.Refuse(self._pos(meta), c[0])
+
+    def choose(self, meta, c):
+        return ast.Choose(self._pos(meta), str(c[0]), c[1], c[2])
+
+    def if_(self, meta, c):
+        condition, cite, body, *rest = c
+        branches = [ast.Branch(condition, body, cite, self._pos(meta))]
+        for extra in rest:
+            if extra is not None:
+                branches.append(extra)
+        return ast.If(self._pos(meta), tuple(branches), cite=cite)
+
+    def elif_(self, meta, c):
+        condition, cite, body = c
+        return ast.Branch(condition, body, cite, self._pos(meta))
+
+    def else_(self, meta, c):
+        return ast.Branch(None, c[0], None, self._pos(meta))
+
+    def for_(self, meta, c):
+        var, source, cite, body = c
+        return ast.ForEach(self._pos(meta), str(var), source, body, cite=cite)
+
+    def block(self, meta, children):
+        return tuple(children)
+
+    # expressions
+    def conditional(self, meta, c):
+        return ast.Conditional(self._pos(meta), c[0], c[1], c[2])
+
+    def or_(self, meta, c):
+        return c[0] if len(c) == 1 else ast.Logical(self._pos(meta), "or", tuple(c))
+
+    def and_(self, meta, c):
+        return c[0] if len(c) == 1 else ast.Logical(self._pos(meta), "and", tuple(c))
+
+    def not_(self, meta, c):
+        return ast.Unary(self._pos(meta), "not", c[0])
+
+    def compare(self, meta, c):
+        return ast.Binary(self._pos(meta), str(c[1]), c[0], c[2])
+
+    def in_(self, meta, c):
+        return ast.Binary(self._pos(meta), "in", c[0], c[1])
+
+    def not_in(self, meta, c):
+        return ast.Binary(self._pos(meta), "not in", c[0], c[1])
+
+    def binary(self, meta, c):
+        return ast.Binary(self._pos(meta), str(c[1]), c[0], c[2])
+
+    def neg(self, meta, c):
+        return ast.Unary(self._pos(meta), "-", c[0])
+
+    def attribute(self, meta, c):
+        return ast.Attribute(self._pos(meta), c[0], str(c[1]))
+
+    def index(self, meta, c):
+        return ast.Index(self._pos(meta), c[0], c[1])
+
+    def update(self, meta, c):
+        return ast.Update(self._pos(meta), c[0], c[1].fields)
+
+    def number(self, meta, c):
+        return ast.Literal(self._pos(meta), ast.number(str(c[0])))
+
+    def string(self, meta, c):
+        return self._string(c[0])
+
+    def _string(self, token: Token):
+        text = _unquote(token)
+        if "{" not in text:
+            return ast.Literal(self._tok_pos(token), text.replace("}}", "}"))
+        parts, i = [], 0
+        base = self._tok_pos(token)
+        for m in re.finditer(r"\{\{|\}\}|\{([^{}]*)\}", text):
+            parts.append(text[i:m.start()])
+            if m.group(0) == "{{":
+                parts.append("{")
+            elif m.group(0) == "}}":
+                parts.append("}")
+            else:
+                where = Position(base.file, base.line, base.column + 1 + m.start(1))
+                parts.append(parse_expression(m.group(1), where))
+            i = m.end()
+        parts.append(text[i:])
+        merged = []
+        for p in parts:
+            if isinstance(p, str) and merged and isinstance(merged[-1], str):
+                merged[-1] += p
+            elif p != "":
+                merged.append(p)
+        return ast.Interpolated(base, tuple(merged))
+
+    def true(self, meta, c):
+        return ast.Literal(self._pos(meta), True)
+
+    def false(self, meta, c):
+        return ast.Literal(self._pos(meta), False)
+
+    def null(self, meta, c):
+        return ast.Literal(self._pos(meta), None)
+
+    def name(self, meta, c):
+        return ast.Name(self._pos(meta), str(c[0]))
+
+    def list_(self, meta, c):
+        return ast.ListExpr(self._pos(meta), tuple(x for x in c if x is not None))
+
+    def record(self, meta, c):
+        return ast.RecordExpr(self._pos(meta), tuple(f for f in c if f is not None))
+
+    def field(self, meta, c):
+        key = _unquote(c[0]) if c[0].type == "STRING" else str(c[0])
+        return (key, c[1])
+
+    def args(self, meta, c):
+        return tuple(c)
+
+    def positional(self, meta, c):
+        return ast.Arg(None, c[0])
+
+    def named(self, meta, c):
+        return ast.Arg(str(c[0]), c[1])
+
+    def function(self, meta, c):
+        return ast.Function(self._pos(meta), str(c[0]), tuple(c[1] or ()))
+
+    def aggregate(self, meta, c):
+        name, element, var, source, condition, key = c
+        return ast.Aggregate(self._pos(meta), str(name), element, str(var), source, condition, key)
+
+    def call(self, meta, c):
+        return ast.Call(self._pos(meta), str(c[0]), tuple(c[1] or ()))
+
+    def lookup(self, meta, c):
+        return ast.Lookup(self._pos(meta), str(c[0]), tuple(c[1] or ()))
+
+    def locate(self, meta, c):
+        return ast.Locate(self._pos(meta), str(c[0]), tuple(c[1] or ()))
+
+    def apply(self, meta, c):
+        return ast.Apply(self._pos(meta), str(c[0]), tuple(c[1] or ()))
+
+
+def _with(statement, **changes):
+    from dataclasses import replace
+    return replace(statement, **changes)

@@ -1,0 +1,89 @@
+"""Modifier stacks: total the modifiers that apply, by the stack's declared rules.
+
+A stack is evaluated with its parameters bound (``apply(ift_drm, target: t)``).
+Each modifier's condition, value and count are compiled closures. Best-of
+groups keep one value; caps clamp the total; ``refuse_below``/``refuse_above``
+turn an out-of-range total into a refusal with the stack's citation.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .errors import AdjudicationError, Refusal
+from .values import normalise, show
+
+
+def evaluate_stack(stack, args: dict, rt, pos):
+    trace = rt.trace
+    product = stack.combine == "product"
+    applied = []          # (modifier, value)
+    lines = []            # for the trace: (modifier, text)
+    for m in stack.modifiers:
+        if m.when_fn is not None:
+            ok = m.when_fn(args, rt)
+            if ok is not True:
+                if ok is not False:
+                    raise AdjudicationError(f"the condition of modifier '{m.id}' gave {show(ok)}, not true/false", m.pos)
+                if trace is not None:
+                    lines.append((m, f"{m.id}: not applied ({m.text.get('when', '')} is false)"))
+                continue
+        value = m.value_fn(args, rt)
+        if isinstance(value, bool) or not isinstance(value, (int, Fraction)):
+            raise AdjudicationError(f"modifier '{m.id}' has the value {show(value)}; a number is needed", m.pos)
+        if m.times_fn is not None:
+            times = m.times_fn(args, rt)
+            if isinstance(times, bool) or not isinstance(times, int):
+                raise AdjudicationError(f"modifier '{m.id}': times gave {show(times)}; a whole number is needed", m.pos)
+            if times == 0:
+                if trace is not None:
+                    lines.append((m, f"{m.id}: not applied (counted 0 times)"))
+                continue
+            value = value ** times if product else value * times
+        applied.append((m, normalise(value)))
+    if stack.groups:
+        best: dict[str, tuple] = {}
+        for m, v in applied:
+            if m.group:
+                keep = best.get(m.group)
+                pick = stack.groups[m.group]
+                if keep is None or (v < keep[1] if pick == "min" else v > keep[1]):
+                    best[m.group] = (m, v)
+        beaten = [(m, v) for m, v in applied if m.group and best[m.group][0] is not m]
+        if trace is not None:
+            for m, v in beaten:
+                lines.append((m, f"{m.id}: not applied ({_sign(v, product)} beaten by {best[m.group][0].id} "
+                                 f"in group {m.group})"))
+        applied = [(m, v) for m, v in applied if not (m.group and best[m.group][0] is not m)]
+    total = 1 if product else 0
+    for m, v in applied:
+        total = total * v if product else total + v
+    total = normalise(total)
+    raw = total
+    if stack.limit_max is not None and total > stack.limit_max:
+        total = stack.limit_max
+    if stack.limit_min is not None and total < stack.limit_min:
+        total = stack.limit_min
+    if trace is not None:
+        order = {id(m): i for i, m in enumerate(stack.modifiers)}
+        lines += [(m, f"{m.id}: {_sign(v, product)}") for m, v in applied]
+        lines.sort(key=lambda x: order[id(x[0])])
+        capped = f" (capped from {show(raw)})" if total != raw else ""
+        trace.add("stack", f"{stack.title}: {_sign(total, product)}{capped}", stack.cite, stack=stack.name, total=total)
+        trace.depth += 1
+        for m, text in lines:
+            trace.add("modifier", text, m.cite, origin=m.origin)
+        trace.depth -= 1
+    if stack.refuse_below is not None and raw < stack.refuse_below:
+        raise Refusal(f"{stack.title} total {show(raw)} is below {show(stack.refuse_below)}, which is not allowed",
+                      stack.cite)
+    if stack.refuse_above is not None and raw > stack.refuse_above:
+        raise Refusal(f"{stack.title} total {show(raw)} is above {show(stack.refuse_above)}, which is not allowed",
+                      stack.cite)
+    return total
+
+
+def _sign(v, product: bool) -> str:
+    if product:
+        return "x" + show(v)
+    return f"{v:+d}" if isinstance(v, int) else ("+" if v >= 0 else "") + show(v)

@@ -1,0 +1,180 @@
+"""Ruleset test files: cases (usually the rulebook's worked examples) and their expectations.
+
+A case names a procedure with inputs and dice (or reuses a situation file)
+and lists the result fields it expects. Records match as subsets, so a case
+states only what the book states. ``umpire test`` and the pytest suite both
+run cases through ``run_case``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from .api import Outcome, load_ruleset, run_situation, situation_from
+from .errors import InputError, InputErrors, Position
+from .loader import find_root
+from .schema import validate
+from .source import load_yaml
+from .values import show, thaw
+
+
+@dataclass
+class Case:
+    id: str
+    file: str
+    position: Position
+    data: dict
+    doc: Any
+    path: tuple
+    ruleset_path: Path
+    overlays: tuple
+    title: str | None = None
+    source: str | None = None
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    passed: bool
+    problems: list[str] = field(default_factory=list)
+    outcome: Outcome | None = None
+
+
+def test_files(ruleset_dir: Path) -> list[Path]:
+    root = find_root(ruleset_dir)
+    return sorted((root / "tests").glob("*.y*ml"))
+
+
+def load_cases(test_file: Path) -> list[Case]:
+    doc = load_yaml(test_file)
+    validate(doc, "tests")
+    base = Path(test_file).parent
+    ruleset_path = base / doc.data["ruleset"]
+    overlays = tuple(str(base / w) for w in doc.data.get("with") or ())
+    cases, seen = [], {}
+    for i, c in enumerate(doc.data["cases"]):
+        if c["id"] in seen:
+            raise InputError(f"case id '{c['id']}' is used twice in this file (first at {seen[c['id']]})",
+                             doc.at(("cases", i, "id")))
+        seen[c["id"]] = doc.at(("cases", i, "id"))
+        cases.append(Case(c["id"], str(test_file), doc.at(("cases", i)), c, doc, ("cases", i), ruleset_path,
+                          overlays, c.get("title"), c.get("source")))
+    return cases
+
+
+def collect(ruleset_dir) -> list[Case]:
+    cases, errors = [], []
+    for f in test_files(Path(ruleset_dir)):
+        try:
+            cases += load_cases(f)
+        except InputErrors as e:
+            errors += e.errors
+        except InputError as e:
+            errors.append(e)
+    if errors:
+        raise InputErrors(errors)
+    return cases
+
+
+def _case_situation(case: Case):
+    ruleset = load_ruleset(case.ruleset_path, case.overlays)
+    data = dict(case.data)
+    doc, path = case.doc, case.path
+    if "situation" in data:
+        sit_path = Path(case.file).parent / data["situation"]
+        sit_doc = load_yaml(sit_path)
+        validate(sit_doc, "situation")
+        merged = dict(sit_doc.data)
+        for k in ("procedure", "inputs", "dice", "choices", "seed"):
+            if k in data:
+                merged[k] = data[k]
+        if not any(k in data for k in ("inputs", "dice", "choices", "procedure")):
+            return situation_from(sit_doc, (), merged, ruleset)
+        # the case overrides part of the situation: positions of overridden parts come from the case
+        return situation_from(doc, path, merged, ruleset) if "inputs" in data else \
+            situation_from(sit_doc, (), merged, ruleset)
+    return situation_from(doc, path, data, ruleset)
+
+
+def run_case(case: Case) -> CaseResult:
+    situation = _case_situation(case)
+    outcome = run_situation(situation, seed=case.data.get("seed", 0))
+    problems: list[str] = []
+    data = case.data
+    if "expect_error" in data:
+        wanted = data["expect_error"]
+        if outcome.status != "error":
+            problems.append(f"expected the adjudication to stop with an error containing '{wanted}', "
+                            f"but it ended {outcome.status}" + (f": {show(outcome.value)}" if outcome.status == "ok" else
+                                                                 f": {outcome.reason}"))
+        elif wanted.lower() not in (outcome.reason or "").lower():
+            problems.append(f"expected an error containing '{wanted}', got: {outcome.reason}")
+    elif "expect_refused" in data:
+        wanted = data["expect_refused"]
+        if outcome.status != "refused":
+            problems.append(f"expected a refusal containing '{wanted}', but it ended {outcome.status}"
+                            + (f": {outcome.reason}" if outcome.reason else f": {show(outcome.value)}"))
+        elif wanted.lower() not in (outcome.reason or "").lower():
+            problems.append(f"expected a refusal containing '{wanted}', got: {outcome.reason}")
+    else:
+        if outcome.status != "ok":
+            problems.append(f"the adjudication ended {outcome.status}: {outcome.reason}")
+    if "expect" in data and outcome.status == "ok":
+        problems += compare(data["expect"], thaw(outcome.value))
+    if "expect" not in data and "expect_error" not in data and "expect_refused" not in data:
+        problems.append("this case states no expectation (expect, expect_error or expect_refused)")
+    return CaseResult(case, not problems, problems, outcome)
+
+
+def compare(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """Differences between what a case expects and what the adjudication gave (subset match for records)."""
+    where = path or "result"
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{where}: expected a record with {', '.join(expected)}, got {_short(actual)}"]
+        out = []
+        for k, v in expected.items():
+            if isinstance(k, str) and "." in k and k not in actual:
+                head, rest = k.split(".", 1)
+                out += compare({rest: v}, actual.get(head), f"{path}.{head}" if path else head) if head in actual else \
+                    [f"{path + '.' if path else ''}{head}: missing (the result has: {', '.join(map(str, actual)) or 'nothing'})"]
+                continue
+            if k not in actual:
+                out.append(f"{path + '.' if path else ''}{k}: missing (the result has: {', '.join(map(str, actual)) or 'nothing'})")
+                continue
+            out += compare(v, actual[k], f"{path}.{k}" if path else str(k))
+        return out
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{where}: expected {_short(expected)}, got {_short(actual)}"]
+        out = []
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            out += compare(e, a, f"{where}[{i}]")
+        return out
+    if _equal(expected, actual):
+        return []
+    return [f"{where}: expected {_short(expected)}, got {_short(actual)}"]
+
+
+def _equal(expected, actual) -> bool:
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected is actual
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, str)) and not isinstance(actual, bool):
+        try:
+            return Fraction(expected) == Fraction(actual)
+        except (ValueError, ZeroDivisionError):
+            return False
+    if isinstance(expected, str) and isinstance(actual, int):
+        try:
+            return Fraction(expected) == actual
+        except ValueError:
+            return False
+    return expected == actual
+
+
+def _short(v) -> str:
+    text = repr(v) if not isinstance(v, str) else f"'{v}'"
+    return text if len(text) < 120 else text[:117] + "..."

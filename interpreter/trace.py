@@ -1,0 +1,52 @@
+"""The record of an adjudication: every roll, lookup, modifier, decision and result.
+
+Events are small dicts (so ``--json`` is free); ``explain`` renders them as an
+indented account a player can check against the rulebook, citation first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .values import show, thaw
+
+
+class Trace:
+    __slots__ = ("events", "depth")
+
+    def __init__(self):
+        self.events: list[dict] = []
+        self.depth = 0
+
+    def add(self, kind: str, text: str, cite: str | None = None, origin=None, **data: Any) -> None:
+        event = {"kind": kind, "depth": self.depth, "text": text}
+        if cite:
+            event["cite"] = cite
+        if origin is not None:
+            event["from"] = str(origin)
+        if data:
+            event["data"] = data
+        self.events.append(event)
+
+    def as_json(self) -> list[dict]:
+        return [dict(e, data=thaw(e["data"])) if "data" in e else e for e in self.events]
+
+
+_MARKS = {"call": "▸", "roll": "🎲", "lookup": "▦", "stack": "Σ", "modifier": "·", "branch": "?",
+          "choose": "☛", "result": "⇒", "refuse": "✗", "note": "–", "let": "=", "emit": "⇒", "loop": "↻"}
+
+
+def explain(events: list[dict], ascii_only: bool = False) -> str:
+    """The trace as indented lines: '[ASLSK 3.2.3] roll dr: 2d6 -> [3, 4] = 7'."""
+    lines = []
+    for e in events:
+        indent = "  " * e["depth"]
+        mark = "" if ascii_only else _MARKS.get(e["kind"], "") + " "
+        cite = f"[{e['cite']}] " if e.get("cite") else ""
+        origin = f"  (from {e['from']})" if e.get("from") else ""
+        lines.append(f"{indent}{mark}{cite}{e['text']}{origin}")
+    return "\n".join(lines)
+
+
+def summarise(value) -> str:
+    return show(value)

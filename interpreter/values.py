@@ -1,0 +1,184 @@
+"""Runtime values of the DSL: immutable, hashable, exact.
+
+* numbers are ``int`` or ``Fraction`` (never float): rules keep fractions exactly;
+* lists are tuples and records are ``Record`` (an immutable dict), so whole
+  states can be compared and used as memo keys by the odds engine;
+* a ``Roll`` is an ``int`` (its final value) that also remembers its dice.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+
+class Record(dict):
+    """An immutable mapping with attribute-style access from the DSL."""
+
+    __slots__ = ("_hash",)
+
+    def __hash__(self):  # records are values: equal records hash alike
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = h = hash(frozenset(self.items()))
+            return h
+
+    def _immutable(self, *args, **kwargs):
+        raise TypeError("records are immutable; use `record with {...}`")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _immutable  # type: ignore
+
+    def updated(self, changes: dict) -> "Record":
+        merged = dict(self)
+        merged.update(changes)
+        return Record(merged)
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k}: {show(v)}" for k, v in self.items()) + "}"
+
+
+class Roll(int):
+    """A dice roll. As a number it is the final value; it also keeps each die.
+
+    ``original`` is the sum of the dice, ``final`` adds the roll's modifier,
+    ``dice`` is the tuple of dice and ``names`` the die names of its kind.
+    """
+
+    def __new__(cls, dice: tuple, names: tuple, modifier=0):
+        original = sum(dice)
+        final = original + modifier
+        self = int.__new__(cls, final) if not isinstance(final, Fraction) else int.__new__(cls, int(final))
+        self.original = original
+        self.dice = dice
+        self.names = names
+        self.modifier = modifier
+        return self
+
+    @property
+    def final(self):
+        return self.original + self.modifier
+
+    @property
+    def doubles(self) -> bool:
+        return len(self.dice) > 1 and all(d == self.dice[0] for d in self.dice)
+
+    def field(self, name: str):
+        if name == "original":
+            return self.original
+        if name == "final":
+            return self.final
+        if name == "dice":
+            return self.dice
+        if name == "doubles":
+            return self.doubles
+        if name == "modifier":
+            return self.modifier
+        if name in self.names:
+            return self.dice[self.names.index(name)]
+        raise KeyError(name)
+
+    def fields(self) -> list[str]:
+        return ["original", "final", "dice", "doubles", "modifier", *self.names]
+
+    def as_record(self) -> Record:
+        data = {"original": self.original, "final": self.final, "dice": self.dice}
+        for n, d in zip(self.names, self.dice):
+            data[n] = d
+        return Record(data)
+
+    def __hash__(self):
+        return hash((self.dice, self.modifier))
+
+    def __eq__(self, other):
+        if isinstance(other, Roll):
+            return self.dice == other.dice and self.modifier == other.modifier
+        return int(self) == other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __repr__(self) -> str:
+        return show(self)
+
+
+def normalise(value: Any) -> Any:
+    """A Fraction with denominator 1 becomes an int (so 6/2 prints as 3)."""
+    if type(value) is Fraction and value.denominator == 1:
+        return int(value)
+    return value
+
+
+def freeze(value: Any) -> Any:
+    """Plain data (from YAML or JSON) to DSL values: dicts to Records, lists to tuples."""
+    if isinstance(value, Record) or isinstance(value, Roll):
+        return value
+    if isinstance(value, dict):
+        return Record({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    if isinstance(value, float):
+        f = Fraction(value).limit_denominator(10_000)
+        return normalise(f)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """DSL values to JSON-ready data: fractions become "7/2" text, rolls their dice."""
+    if isinstance(value, Roll):
+        data = {"original": value.original, "final": normalise(value.final), "dice": list(value.dice)}
+        return {k: thaw(v) for k, v in data.items()}
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    if isinstance(value, Fraction):
+        return str(value) if value.denominator != 1 else int(value)
+    return value
+
+
+def show(value: Any) -> str:
+    """A value as a player would read it in a trace."""
+    if isinstance(value, Roll):
+        dice = ", ".join(str(d) for d in value.dice)
+        if value.modifier:
+            return f"[{dice}] = {value.original}, final {show(normalise(value.final))}"
+        return f"[{dice}] = {value.original}" if len(value.dice) > 1 else str(value.original)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, Fraction):
+        if value.denominator == 1:
+            return str(value.numerator)
+        whole, rest = divmod(value.numerator, value.denominator)
+        if whole and value > 0:
+            return f"{whole} {rest}/{value.denominator}"
+        return f"{value.numerator}/{value.denominator}"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Record):
+        if set(value) >= {"code", "text"} and len(value) <= 3:
+            return str(value["text"])
+        return "{" + ", ".join(f"{k}: {show(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    return str(value)
+
+
+def type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, Roll):
+        return "roll"
+    if isinstance(value, (int, Fraction)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    if value is None:
+        return "null"
+    if isinstance(value, Record):
+        return "record"
+    if isinstance(value, tuple):
+        return "list"
+    return type(value).__name__
