@@ -107,6 +107,8 @@ class Checker:
             self.check_type_ref(p.type, p.pos)
             if p.default is not None:
                 self.expr(p.default, scope)
+            if p.name in self.r.catalogues:
+                self.error(f"parameter '{p.name}' has the name of a catalogue; choose another name", p.pos)
             scope[p.name] = self.type_of(p.type)
         self.block(proc.syntax.body, scope)
 
@@ -176,6 +178,8 @@ class Checker:
                     scope.update(defined)
             case ast.ForEach(var=var, source=source, body=body):
                 t = self.expr(source, scope)
+                if var in self.r.catalogues:
+                    self.error(f"'{var}' is a catalogue; choose another name for the loop variable", s.pos)
                 inner = dict(scope)
                 inner[var] = t.item if t.kind == "list" and t.item else UNKNOWN
                 self.block(body, inner)  # names defined in the body stay local to it
@@ -280,6 +284,8 @@ class Checker:
                     self.error(f"unknown aggregate '{name}'; aggregates are: {', '.join(sorted(AGGREGATES))}", e.pos,
                                did_you_mean(name, AGGREGATES))
                 t = self.expr(source, scope)
+                if var in self.r.catalogues:
+                    self.error(f"'{var}' is a catalogue; choose another name for the variable", e.pos)
                 inner = dict(scope)
                 inner[var] = t.item if t.kind == "list" and t.item else UNKNOWN
                 et = self.expr(element, inner)

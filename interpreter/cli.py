@@ -42,6 +42,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except RecursionError:
+        print("error: the input is nested too deeply to process", file=sys.stderr)
+        return 2
+    except Exception as e:  # a bug in Umpire itself, not in the user's input
+        import os
+        if os.environ.get("UMPIRE_DEBUG"):
+            raise
+        print(f"internal error: {type(e).__name__}: {e}\n  this is a bug in Umpire; "
+              "run again with UMPIRE_DEBUG=1 for the details and report it", file=sys.stderr)
+        return 3
 
 
 def build_parser() -> argparse.ArgumentParser:

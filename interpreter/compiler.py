@@ -22,7 +22,7 @@ from .dice import DiceKind, literal_kind
 from .errors import AdjudicationError, LimitError, Refusal, did_you_mean
 from .model import Modifier, Procedure, Ruleset, Stack
 from .stacks import evaluate_stack
-from .values import Record, Roll, normalise, show, type_name
+from .values import Record, Roll, brief, normalise, show, type_name
 
 Fn = Callable[[dict, Any], Any]
 
@@ -161,7 +161,8 @@ class Compiler:
             emitted = env[_EMIT] = {}
             trace = rt.trace
             if trace is not None:
-                trace.add("call", f"{name}({', '.join(f'{k}: {show(v)}' for k, v in args.items())})", cite)
+                trace.add("call", f"{name}({', '.join(f'{k}: {brief(v)}' for k, v in args.items())})", cite,
+                          args=args)
                 trace.depth += 1
             try:
                 signal = body(env, rt)
@@ -177,7 +178,7 @@ class Compiler:
                 else:
                     value = Record({**emitted, "value": value})
             if trace is not None:
-                trace.add("result", f"{name} gives {show(value)}", None)
+                trace.add("result", f"{name} gives {brief(value, 160)}", None)
             return value
 
         proc.run = run
@@ -217,7 +218,8 @@ class Compiler:
         def let(env, rt):
             v = env[name] = value(env, rt)
             if rt.trace is not None:
-                rt.trace.add("let", f"{name} = {show(v)}" + ("" if _is_literal_text(text, v) else f"   ({text})"), cite)
+                rt.trace.add("let", f"{name} = {brief(v, 100)}" + ("" if _is_literal_text(text, v) else f"   ({text})"),
+                             cite)
         return let
 
     s_set = s_let
@@ -249,7 +251,7 @@ class Compiler:
         def emit(env, rt):
             v = env[_EMIT][name] = value(env, rt)
             if rt.trace is not None and cite:
-                rt.trace.add("emit", f"{name}: {show(v)}", cite)
+                rt.trace.add("emit", f"{name}: {brief(v, 100)}", cite)
         return emit
 
     def s_return(self, s: ast.Return, cite):

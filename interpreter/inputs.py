@@ -46,10 +46,7 @@ def record_schema(ruleset: Ruleset, t: TypeDef, seen: frozenset = frozenset()) -
     required = [] if t.catalogue else [n for n, f in t.fields.items() if not f.has_default]
     schema = {"type": "object", "properties": props, "additionalProperties": False}
     if t.catalogue:
-        schema["required"] = [t.key]
-        cat = ruleset.catalogues.get(t.catalogue)
-        if cat is not None:
-            props[t.key] = dict(props.get(t.key) or {}, enum=list(cat.entries))
+        pass  # the catalogue entry named by the key supplies defaults; checked in complete_record
     elif required:
         schema["required"] = required
     return schema
@@ -108,20 +105,26 @@ def coerce(ruleset: Ruleset, ref, value: Any, doc: Document, path: tuple) -> Any
 def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, path: tuple) -> Record:
     """A record input: its catalogue entry's fields, then field defaults, then what was given."""
     data: dict = {}
-    if t.catalogue:
+    unlisted = None
+    if t.catalogue and t.key in value:
         cat = ruleset.catalogues[t.catalogue]
         key = str(value[t.key])
         entry = cat.entries.get(key)
-        if entry is None:  # the schema's enum catches this first; kept for direct callers
-            raise InputError(f"'{key}' is not an entry of catalogue '{t.catalogue}'", doc.at(path + (t.key,)),
-                             did_you_mean(key, cat.entries))
-        data.update((k, v) for k, v in entry.items() if k != "source")
+        if entry is None:
+            unlisted = key  # a counter the catalogue does not list: every field must be given inline
+        else:
+            data.update((k, v) for k, v in entry.items() if k != "source")
     for name, f in t.fields.items():
         if name not in data and f.has_default:
             data[name] = f.default
     for name, v in value.items():
         data[name] = coerce(ruleset, t.fields[name].type, v, doc, path + (name,))
     missing = [n for n in t.fields if n not in data]
+    if missing and unlisted is not None:
+        cat = ruleset.catalogues[t.catalogue]
+        raise InputError(f"'{unlisted}' is not in catalogue '{t.catalogue}', so every field must be given here; "
+                         f"missing: {', '.join(missing)}", doc.at(path + (t.key,)),
+                         did_you_mean(unlisted, cat.entries) or f"catalogue entries: {', '.join(list(cat.entries)[:12])}")
     if missing:
         raise InputError(f"this {t.name} has no value for {', '.join(repr(m) for m in missing)}"
                          + (f" (and its {t.catalogue} entry does not give one)" if t.catalogue else ""), doc.at(path))

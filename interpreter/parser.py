@@ -162,15 +162,15 @@ def _unquote(token: Token) -> str:
 class _ToAst(Transformer):
     """Builds ``syntax`` nodes; every node gets the file position of its text."""
 
-    def __init__(self, locate: _Locator):
+    def __init__(self, where: _Locator):
         super().__init__()
-        self.locate = locate
+        self._where = where
 
     def _pos(self, meta) -> Position:
-        return self.locate(getattr(meta, "line", 1), getattr(meta, "column", 1))
+        return self._where(getattr(meta, "line", 1), getattr(meta, "column", 1))
 
     def _tok_pos(self, tok: Token) -> Position:
-        return self.locate(tok.line, tok.column)
+        return self._where(tok.line, tok.column)
 
     # top level
     def start(self, meta, children):

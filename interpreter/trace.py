@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .values import show, thaw
+from .values import thaw
 
 
 class Trace:
@@ -32,21 +32,16 @@ class Trace:
         return [dict(e, data=thaw(e["data"])) if "data" in e else e for e in self.events]
 
 
-_MARKS = {"call": "▸", "roll": "🎲", "lookup": "▦", "stack": "Σ", "modifier": "·", "branch": "?",
-          "choose": "☛", "result": "⇒", "refuse": "✗", "note": "–", "let": "=", "emit": "⇒", "loop": "↻"}
+_MARKS = {"call": "> ", "result": "= ", "refuse": "x ", "modifier": "- "}
 
 
-def explain(events: list[dict], ascii_only: bool = False) -> str:
-    """The trace as indented lines: '[ASLSK 3.2.3] roll dr: 2d6 -> [3, 4] = 7'."""
+def explain(events: list[dict]) -> str:
+    """The trace as indented lines: '[ASLSK 3.2.3] roll dr: 2d6 -> colored 3, white 4 = 7'."""
     lines = []
     for e in events:
         indent = "  " * e["depth"]
-        mark = "" if ascii_only else _MARKS.get(e["kind"], "") + " "
+        mark = _MARKS.get(e["kind"], "")
         cite = f"[{e['cite']}] " if e.get("cite") else ""
         origin = f"  (from {e['from']})" if e.get("from") else ""
         lines.append(f"{indent}{mark}{cite}{e['text']}{origin}")
     return "\n".join(lines)
-
-
-def summarise(value) -> str:
-    return show(value)

@@ -182,3 +182,13 @@ def type_name(value: Any) -> str:
     if isinstance(value, tuple):
         return "list"
     return type(value).__name__
+
+
+def brief(value: Any, limit: int = 60) -> str:
+    """A short form for trace headings: records with an id show as the id."""
+    if isinstance(value, Record) and "id" in value:
+        return str(value["id"])
+    if isinstance(value, tuple) and value and all(isinstance(v, Record) and "id" in v for v in value):
+        return "[" + ", ".join(str(v["id"]) for v in value) + "]"
+    text = show(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -1,0 +1,33 @@
+"""Shared helpers for the test suite."""
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RULESETS = sorted(p for p in (ROOT / "rulesets").iterdir() if (p / "ruleset.yaml").is_file())
+FIXTURE = ROOT / "tests" / "fixtures" / "mini"
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run the umpire command in-process; returns (exit code, stdout, stderr)."""
+    from interpreter.cli import main
+
+    def run(*args):
+        code = main([str(a) for a in args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+    return run
+
+
+def write_ruleset(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A copy of the fixture ruleset with some files replaced (for error tests)."""
+    import shutil
+    target = tmp_path / "mini"
+    shutil.copytree(FIXTURE, target)
+    for name, text in files.items():
+        path = target / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return target

@@ -1,0 +1,119 @@
+"""Bad input gets a positioned, plain-language error and exit code 2, never a traceback."""
+
+import re
+
+import pytest
+
+from conftest import FIXTURE, write_ruleset
+
+POSITIONED = re.compile(r"[^\s:]+:\d+:\d+: error: ")
+
+
+def assert_clean_error(code, err, *fragments):
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert POSITIONED.search(err), err
+    for f in fragments:
+        assert f in err, err
+
+
+def test_malformed_yaml_file(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"tables/broken.yaml": "tables:\n  t: {title: x\n"})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "broken.yaml:", "YAML syntax")
+
+
+def test_schema_error_points_at_the_key_with_did_you_mean(tmp_path, cli):
+    text = (FIXTURE / "stacks/fire.yaml").read_text().replace("refuse_below: -3", "refuse_bellow: -3")
+    root = write_ruleset(tmp_path, {"stacks/fire.yaml": text})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "fire.yaml:", "unknown key 'refuse_bellow'", "did you mean 'refuse_below'")
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "refuse_bellow" in l)
+    assert f"fire.yaml:{line}:" in err
+
+
+def test_dsl_expression_error_in_yaml_is_positioned_at_the_expression(tmp_path, cli):
+    text = (FIXTURE / "stacks/fire.yaml").read_text().replace("when: range == 1", "when: range = 1")
+    root = write_ruleset(tmp_path, {"stacks/fire.yaml": text})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "unexpected '='", "use == to compare")
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "range = 1" in l)
+    col = text.splitlines()[line - 1].index("= 1") + 1
+    assert f"fire.yaml:{line}:{col}:" in err
+
+
+def test_dsl_syntax_error_in_a_procedure_file(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": "procedure broken(x: int)\n    return x\n"})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "extra.ump:1:", "expected", "':'")
+
+
+def test_unknown_names_get_did_you_mean(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure p(unit: unit):\n    let m = unit.moral\n    return lookup(fir, row: m)\n"})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "extra.ump:2:13", "no field 'moral'", "did you mean 'morale'",
+                       "unknown table 'fir'", "did you mean 'fire'")
+
+
+def test_unreachable_statement_and_wrong_arity(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure p(x: int):\n    return x\n    note \"never\"\n\n"
+                                    "procedure q():\n    return call p(y: 1)\n"})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "extra.ump:3:5", "can never run", "has no parameter 'y'", "needs 'x'")
+
+
+def test_table_cell_that_matches_no_result_code(tmp_path, cli):
+    text = (FIXTURE / "tables/fire.yaml").read_text().replace("[1MC, 1KIA, 1KIA, 2KIA]", "[1MC, 1KAI, 1KIA, 2KIA]")
+    root = write_ruleset(tmp_path, {"tables/fire.yaml": text})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "'1KAI' matches none", "#KIA")
+
+
+def test_malformed_situation(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"situations/bad.yaml":
+                                    "ruleset: ..\nprocedure: atack\ninputs: {}\n"})
+    code, out, err = cli("resolve", root / "situations/bad.yaml")
+    assert_clean_error(code, err, "bad.yaml:2:", "no procedure 'atack'", "did you mean 'attack'")
+
+
+def test_situation_inputs_are_checked_against_the_procedure_signature(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"situations/bad.yaml":
+                                    "ruleset: ..\nprocedure: attack\ninputs:\n  firers: [{id: A, counter: rifle, fpp: 3}]\n"
+                                    "  target: []\n  range: two\n"})
+    code, out, err = cli("resolve", root / "situations/bad.yaml")
+    assert_clean_error(code, err, "unknown key 'fpp'", "did you mean 'fp'", "inputs.range should be a whole number")
+
+
+def test_bad_given_dice(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"situations/bad.yaml":
+                                    "ruleset: ..\nprocedure: morale_check\ninputs: {unit: {id: X, counter: rifle}}\n"
+                                    "dice: [[3, 9]]\n"})
+    code, out, err = cli("resolve", root / "situations/bad.yaml")
+    assert_clean_error(code, err, "bad.yaml:4:8", "d6 shows 1 to 6, not 9")
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ("a: 1\na: 2\n", "appears twice"),
+    ("a: !!python/object:os.system x\n", "tags"),
+])
+def test_unsafe_or_ambiguous_yaml_is_refused(tmp_path, cli, text, fragment):
+    root = write_ruleset(tmp_path, {"catalogues/extra.yaml": text})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, fragment)
+
+
+def test_alias_bomb_is_refused_without_exhausting_memory(tmp_path, cli):
+    lines = ["a: &a [1,1,1,1,1,1,1,1,1]"]
+    for i, name in enumerate("bcdefgh"):
+        prev = "abcdefgh"[i]
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    root = write_ruleset(tmp_path, {"catalogues/extra.yaml": "\n".join(lines) + "\n"})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "expands to more than")
+
+
+def test_missing_ruleset_folder(cli, tmp_path):
+    code, out, err = cli("check", tmp_path / "nothing")
+    assert code == 2 and "no such ruleset folder" in err and "Traceback" not in err

@@ -1,0 +1,136 @@
+"""The DSL's behaviour, on the fixture ruleset (a made-up game with an invented chart)."""
+
+from fractions import Fraction
+
+import pytest
+
+from interpreter.api import adjudicate, find_procedure, load_ruleset
+from interpreter.dice import GivenDice, SeededDice
+from interpreter.errors import InputErrors, LimitError, Position
+from interpreter.parser import parse_expression
+from interpreter.tables import parse_band
+from interpreter.values import Record
+
+from conftest import FIXTURE, write_ruleset
+
+
+def run(proc_name, args, dice=(), seed=0, choices=None, root=FIXTURE):
+    r = load_ruleset(root)
+    proc = find_procedure(r, proc_name)
+    from interpreter.inputs import coerce
+    from interpreter.source import Document
+    doc = Document("test", None)
+    prepared = {p.name: coerce(r, p.type, args[p.name], doc, (p.name,)) for p in proc.params if p.name in args}
+    return adjudicate(r, proc, prepared, GivenDice(list(dice), seed), choices)
+
+
+def units(*specs):
+    return [dict(zip(("id", "counter"), s.split(":"))) for s in specs]
+
+
+def test_fractions_are_kept_exactly_until_the_column_is_picked():
+    # 3 FP at long range: x1/2 -> 3/2, which reads the 1 FP column (not rounded to 2)
+    out = run("attack", {"firers": units("A:green"), "target": units("X:rifle"), "range": 8}, dice=[[1, 2]])
+    assert out.value["fp"] == Fraction(3, 2)
+    assert out.value["column"] == 1
+
+
+def test_cowering_shifts_two_columns_for_inexperienced_and_falls_off_the_table():
+    # 3+4 FP at point blank = 14 -> 8 column; doubles with an inexperienced firer -> 2 left -> 2 column
+    out = run("attack", {"firers": units("A:green", "B:rifle"), "target": units("X:rifle"), "range": 1},
+              dice=[[1, 1], [6, 6]])
+    assert out.value["shift"] == 2 and out.value["column"] == 2 and out.value["result"] == "1KIA"
+    # 3 FP alone at range 3 reads the 2 column; cowering two columns falls off the left edge: no effect
+    out = run("attack", {"firers": units("A:green"), "target": units("X:rifle"), "range": 3}, dice=[[2, 2]])
+    assert out.value["column"] is None and out.value["result"] == "-"
+
+
+def test_leadership_group_keeps_only_the_best_and_the_total_is_capped():
+    r = load_ruleset(FIXTURE)
+    from interpreter.stacks import evaluate_stack
+    from interpreter.runtime import Runtime
+    from interpreter.trace import Trace
+    rt = Runtime(r, SeededDice(1), Trace())
+    target = Record({"terrain": "building"})
+    assert evaluate_stack(r.stacks["drm"], {"target": target, "leader_drm": -2, "smoke": 0}, rt, None) == 0
+    lines = [e["text"] for e in rt.trace.events]
+    assert any("commissar: not applied" in l and "beaten by leader" in l for l in lines)
+    # 5 smoke markers count ceil(5/2) = 3 times: 2 + 3 = 5, capped at +3
+    assert evaluate_stack(r.stacks["drm"], {"target": target, "leader_drm": 0, "smoke": 5}, rt, None) == 3
+    assert any("capped from 5" in e["text"] for e in rt.trace.events)
+
+
+def test_stack_total_below_the_floor_refuses_with_the_reason():
+    out = run("attack", {"firers": units("A:rifle"), "target": units("X:rifle"), "range": 2, "leader_drm": -4},
+              dice=[[3, 4]])
+    assert out.status == "refused"
+    assert "below -3" in out.reason
+
+
+def test_unknown_cell_names_table_row_and_column():
+    out = run("partial_read", {"roll": 2, "letter": "A"})
+    assert out.status == "error"
+    assert "partial" in out.reason and "row ≤3" in out.reason and "column A" in out.reason
+    assert "overlay" in out.reason
+    assert run("partial_read", {"roll": 5, "letter": "A"}).value == 5
+
+
+def test_open_axis_value_outside_the_known_headings_needs_the_chart():
+    out = run("partial_read", {"roll": 5, "letter": "Z"})
+    assert out.status == "error" and "needs chart" in out.reason and "only A, B" in out.reason
+
+
+def test_given_total_is_split_without_doubles_and_lists_control_each_die():
+    out = run("morale_check", {"unit": {"id": "X", "counter": "rifle"}}, dice=[4])
+    assert out.dice == [[1, 3]]
+    out = run("morale_check", {"unit": {"id": "X", "counter": "rifle"}}, dice=[[2, 2]])
+    assert out.dice == [[2, 2]]
+
+
+def test_a_seed_replays_an_adjudication_exactly():
+    args = {"firers": units("A:rifle"), "target": units("X:rifle", "Y:green"), "range": 1}
+    first = [run("attack", args, seed=s).value for s in range(20)]
+    again = [run("attack", args, seed=s).value for s in range(20)]
+    assert first == again
+    assert len({repr(v) for v in first}) > 1  # different seeds do give different rolls
+
+
+def test_choices_follow_the_situation_or_the_default_policy():
+    us = units("A:green", "B:rifle")
+    assert run("pick", {"squad": us}).value == "B"          # default: highest morale
+    assert run("pick", {"squad": us}, choices={"victim": "A"}).value == "A"
+    bad = run("pick", {"squad": us}, choices={"victim": "Q"})
+    assert bad.status == "error" and "not one of the options" in bad.reason
+
+
+@pytest.mark.parametrize("proc,args,limit", [
+    ("spin", {"n": 0}, "depth"),
+    ("big_loop", {"items": list(range(60))}, "loop"),
+])
+def test_bounds_name_the_limit_that_was_hit(proc, args, limit):
+    out = run(proc, args)
+    assert out.status == "error" and f"limit '{limit}'" in out.reason
+
+
+def test_step_limit(tmp_path):
+    root = write_ruleset(tmp_path, {"ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace(
+        "steps: 5000", "steps: 30")})
+    out = run("big_loop", {"items": list(range(40))}, root=root)
+    assert out.status == "error" and "limit 'steps'" in out.reason
+
+
+def test_dice_per_roll_bound_is_checked_at_load(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": "procedure lots():\n    roll x = 9d6\n    return x\n"})
+    with pytest.raises(LimitError, match="limit 'dice'"):
+        load_ruleset(root)
+
+
+@pytest.mark.parametrize("text,expected", [("≤0", (float("-inf"), 0)), ("2-3", (2, 3)), (">=15", (15, float("inf"))),
+                                           ("7+", (7, float("inf"))), ("5", (5, 5))])
+def test_band_headings(text, expected):
+    assert parse_band(text) == expected
+
+
+def test_expressions_parse_with_positions_inside_yaml():
+    e = parse_expression("target.terrain == \"woods\" and not broken", Position("f.yaml", 12, 15))
+    assert e.pos.line == 12 and e.pos.column == 15

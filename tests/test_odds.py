@@ -1,0 +1,111 @@
+"""Exact odds and simulation, checked against hand computation and against each other."""
+
+from fractions import Fraction
+
+import pytest
+
+from interpreter.api import load_situation
+from interpreter.odds import exact_odds, simulate
+
+from conftest import FIXTURE, ROOT, write_ruleset
+
+
+def situation(path, drop_dice=True):
+    s = load_situation(path)
+    if drop_dice:
+        s.dice, s.dice_positions = [], []
+    return s
+
+
+def shares(report):
+    return {label: p for label, p, _ in report.rows}
+
+
+def test_morale_check_against_morale_7_passes_21_in_36(tmp_path):
+    root = write_ruleset(tmp_path, {"situations/mc.yaml":
+                                    "ruleset: ..\nprocedure: morale_check\ninputs: {unit: {id: X, counter: rifle}}\n"})
+    report = exact_odds(situation(root / "situations/mc.yaml"), ["state"])
+    got = shares(report)
+    assert got["state=ok"] + got["state=pinned"] == Fraction(21, 36)
+    assert got["state=pinned"] == Fraction(6, 36)
+    assert got["state=broken"] == Fraction(15, 36)
+    assert report.total == 1
+
+
+def test_given_dice_stay_fixed(tmp_path):
+    root = write_ruleset(tmp_path, {})
+    s = load_situation(root / "situations/attack.yaml")
+    s.dice = s.dice[:1]   # the attack roll is fixed; the morale check is enumerated
+    got = shares(exact_odds(s, ["states"]))
+    assert got == {"states=[{id: X, state: broken}]": Fraction(15, 36),
+                   "states=[{id: X, state: ok}]": Fraction(15, 36),
+                   "states=[{id: X, state: pinned}]": Fraction(6, 36)}
+
+
+def test_unknown_cells_get_their_own_line_never_a_guess(tmp_path):
+    root = write_ruleset(tmp_path, {"situations/p.yaml":
+                                    "ruleset: ..\nprocedure: partial_read\ninputs: {roll: 5, letter: B}\n"})
+    report = exact_odds(situation(root / "situations/p.yaml"), [])
+    assert [r[0] for r in report.rows] == ["needs chart: partial row 4-6, column B"]
+
+
+def test_every_distribution_sums_to_exactly_one():
+    paths = [FIXTURE / "situations/attack.yaml"] + sorted((ROOT / "rulesets").glob("*/situations/*.yaml"))
+    for path in paths:
+        report = exact_odds(situation(path), [], budget=500_000)
+        assert report.total == 1, path
+
+
+def test_sub_procedures_are_shared_not_rerun(tmp_path):
+    root = write_ruleset(tmp_path, {"situations/a.yaml":
+                                    "ruleset: ..\nprocedure: attack\ninputs:\n"
+                                    "  firers: [{id: A, counter: rifle}, {id: B, counter: rifle}]\n"
+                                    "  target: [{id: X, counter: rifle}, {id: Y, counter: green}]\n  range: 1\n"})
+    report = exact_odds(situation(root / "situations/a.yaml"), [])
+    assert report.total == 1
+    assert report.paths < 36 * 36 * 36 // 10   # far fewer than full re-runs
+    assert report.memo_hits > 0
+
+
+def test_path_budget_refuses_and_suggests_simulate(tmp_path):
+    from interpreter.errors import LimitError
+    root = write_ruleset(tmp_path, {})
+    with pytest.raises(LimitError, match="simulate"):
+        exact_odds(situation(root / "situations/attack.yaml"), [], budget=10)
+
+
+AGREEMENT = [
+    (FIXTURE / "situations/attack.yaml", ["result"]),
+    (ROOT / "rulesets/aslsk/situations/morale_check_boxcars_elr.yaml", ["outcome"]),
+    (ROOT / "rulesets/aslsk/situations/prep_fire_inexperienced_cower.yaml", []),
+    (ROOT / "rulesets/panzer-grenadier/situations/morale_demoralized_unit.yaml", []),
+    (ROOT / "rulesets/last-hundred-yards/situations/cohesion_check_section.yaml", []),
+    (ROOT / "rulesets/last-hundred-yards/situations/at_resolution_two_markers.yaml", []),
+    (ROOT / "rulesets/valor-and-victory/situations/close_assault_building.yaml", []),
+]
+
+
+@pytest.mark.parametrize("path,by", AGREEMENT, ids=[f"{p.parent.parent.name}/{p.stem}" for p, _ in AGREEMENT])
+def test_simulation_agrees_with_exact_odds_within_four_standard_errors(path, by):
+    s = situation(path)
+    exact = shares(exact_odds(s, by))
+    sim = simulate(s, 4000, seed=12345, by=by)
+    seen = {label for label, _, _ in sim.rows}
+    assert seen <= set(exact), f"simulation produced outcomes exact odds never gave: {seen - set(exact)}"
+    for label, p in exact.items():
+        est = shares(sim).get(label, Fraction(0))
+        se = max((float(p) * (1 - float(p)) / 4000) ** 0.5, 1e-9)
+        assert abs(float(est) - float(p)) <= 4 * se + 1e-12, (label, float(p), float(est))
+
+
+def test_cli_odds_json_and_text(cli, tmp_path):
+    root = write_ruleset(tmp_path, {"situations/mc.yaml":
+                                    "ruleset: ..\nprocedure: morale_check\ninputs: {unit: {id: X, counter: rifle}}\n"})
+    code, out, err = cli("odds", root / "situations/mc.yaml", "--by", "state")
+    assert code == 0 and "5/12" in out and "41.67%" in out
+    code, out, err = cli("odds", root / "situations/mc.yaml", "--by", "state", "--json")
+    import json
+    data = json.loads(out)
+    assert sum(Fraction(o["fraction"]) for o in data["outcomes"]) == 1
+    code, out, err = cli("simulate", root / "situations/mc.yaml", "-n", "500", "--seed", "3", "--by", "state")
+    assert code == 0 and "500 runs, seed 3" in out
