@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("test", help="run a ruleset's own test cases (the rulebook examples)",
                        description="Run every case in the ruleset's tests/*.yaml.")
     t.add_argument("ruleset")
+    overlay_option(t)
     t.add_argument("-k", dest="pattern", help="only cases whose id or title contains this text")
     t.add_argument("-v", "--verbose", action="store_true", help="list every case, not only failures")
     t.add_argument("--json", action="store_true")
@@ -240,6 +241,8 @@ def cmd_test(args) -> int:
     from .testing import collect, run_case
     from .errors import InputErrors
     cases = collect(args.ruleset)
+    for c in cases:
+        c.overlays = c.overlays + tuple(args.overlays)
     if args.pattern:
         cases = [c for c in cases if args.pattern.lower() in (c.id + " " + (c.title or "")).lower()]
     results, errors = [], []

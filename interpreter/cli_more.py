@@ -1,4 +1,4 @@
-"""Commands beyond the core ones: exact odds and simulation (and, later, overlays and editing)."""
+"""Commands beyond the core ones: exact odds, simulation, charts, overlay diff and lossless editing."""
 
 from __future__ import annotations
 
@@ -8,6 +8,11 @@ from .errors import InputError
 
 
 def add_commands(sub, overlay_option) -> None:
+    add_odds_commands(sub, overlay_option)
+    add_overlay_commands(sub, overlay_option)
+
+
+def add_odds_commands(sub, overlay_option) -> None:
     o = sub.add_parser("odds", help="exact odds of every outcome of a situation",
                        description="Enumerate every roll the procedure makes (keeping individual dice) and "
                                    "print each outcome's exact probability. Dice given in the situation stay fixed.")
@@ -63,3 +68,209 @@ def cmd_simulate(args) -> int:
     if args.plot:
         plot(report, title, args.plot)
     return 0
+
+
+def add_overlay_commands(sub, overlay_option) -> None:
+    c = sub.add_parser("charts", help="list every table's unknown cells; --template writes a fill-in overlay",
+                       description="Show which chart cells the rulebook does not print. With --template, print an "
+                                   "overlay listing exactly those cells, to fill in from your own player aids.")
+    c.add_argument("ruleset")
+    overlay_option(c)
+    c.add_argument("--template", action="store_true", help="print a fill-in overlay of the unknown cells")
+    c.add_argument("--table", action="append", default=[], help="only this table (repeatable)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_charts)
+
+    d = sub.add_parser("diff", help="what overlays change, and (with --situation) how the odds move",
+                       description="List the changes the overlays make to the base ruleset, grouped by table, "
+                                   "stack, procedure and catalogue. With --situation, compare exact outcome "
+                                   "distributions before and after.")
+    d.add_argument("ruleset")
+    overlay_option(d)
+    d.add_argument("--situation", help="a situation to compare before and after")
+    d.add_argument("--by", action="append", default=[], metavar="FIELD")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=cmd_diff)
+
+    s = sub.add_parser("set", help="change one value in a ruleset or overlay file, keeping every other byte",
+                       description="Change the value at PATH (keys separated by dots; list items by index or id). "
+                                   "Comments, order, quoting and blank lines stay exactly as they were. "
+                                   "If the result would be invalid, nothing is written.")
+    s.add_argument("file")
+    s.add_argument("path", help="e.g. stacks.ift_drm.modifiers.target_tem.value")
+    s.add_argument("value")
+    s.set_defaults(func=cmd_set)
+
+
+def cmd_charts(args) -> int:
+    from .api import load_ruleset
+    from .tables import UNKNOWN
+    r = load_ruleset(args.ruleset, tuple(args.overlays))
+    tables = [t for t in r.tables.values() if not args.table or t.name in args.table]
+    missing = [n for n in args.table if n not in r.tables]
+    if missing:
+        from .errors import did_you_mean
+        raise InputError(f"ruleset '{r.id}' has no table '{missing[0]}'", hint=did_you_mean(missing[0], r.tables))
+    if args.template:
+        print(chart_template(r, tables))
+        return 0
+    report = []
+    for t in tables:
+        unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row) if v is UNKNOWN]
+        rows = sorted({t.rows.label(ri) for ri, _ in unknown}, key=lambda l: [str(h) for h in t.rows.headings].index(l))
+        cols = sorted({t.columns.label(ci) for _, ci in unknown},
+                      key=lambda l: [str(h) for h in t.columns.headings].index(l)) if t.columns else []
+        report.append({"table": t.name, "title": t.title, "player_aid": t.player_aid, "cells": t.size,
+                       "known": t.known_count, "unknown": len(unknown), "rows_with_unknowns": rows,
+                       "columns_with_unknowns": cols})
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    for x in report:
+        aid = f" — printed on {x['player_aid']}" if x["player_aid"] else ""
+        print(f"{x['table']}: {x['title']}{aid}")
+        print(f"  {x['known']} of {x['cells']} cells known, {x['unknown']} unknown")
+        if x["unknown"]:
+            print(f"  rows with unknown cells: {', '.join(x['rows_with_unknowns'])}")
+            if x["columns_with_unknowns"]:
+                print(f"  columns with unknown cells: {', '.join(x['columns_with_unknowns'])}")
+    total = sum(x["unknown"] for x in report)
+    print(f"\n{total} unknown cells in {sum(1 for x in report if x['unknown'])} tables; "
+          f"`umpire charts {args.ruleset} --template > my-charts.yaml` writes a fill-in overlay")
+    return 0
+
+
+def chart_template(r, tables) -> str:
+    from .tables import UNKNOWN
+    import os
+    from .schema import SCHEMA_DIR
+    schema = os.path.relpath(SCHEMA_DIR / "overlay.schema.json")
+    lines = [f"# yaml-language-server: $schema={schema}",
+             f"# Fill-in overlay for the chart cells the {r.title} rulebook does not print.",
+             "# Replace each \"?\" with the value printed on your own player aid; leave \"?\" where you do not know it.",
+             "# Then: umpire resolve SITUATION --with THIS-FILE  (or add it under `with:` in a situation)",
+             f"overlay: my-charts", f"extends: {r.id}", "kind: charts", "changes:"]
+    for t in tables:
+        unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row) if v is UNKNOWN]
+        if not unknown:
+            continue
+        lines.append(f"  # {t.title}" + (f" [{t.cite}]" if t.cite else ""))
+        if t.player_aid:
+            lines.append(f"  # on your player aid: {t.player_aid}")
+        axis = f"rows: {t.rows.title}" + (f"; columns: {t.columns.title}" if t.columns else "")
+        lines.append(f"  # {axis}")
+        if t.results:
+            lines.append("  # values: " + ", ".join(f"{rc.pattern} ({rc.means})" if rc.means else rc.pattern
+                                                    for rc in t.results.values()) + "  (# stands for a number)")
+        lines.append(f"  - table: {t.name}")
+        lines.append("    set_cells:")
+        for ri, ci in unknown:
+            row = json.dumps(t.rows.headings[ri]) if isinstance(t.rows.headings[ri], str) else t.rows.headings[ri]
+            if t.columns:
+                col = t.columns.headings[ci]
+                col = json.dumps(col) if isinstance(col, str) else col
+                lines.append(f"      - {{row: {row}, column: {col}, value: \"?\"}}")
+            else:
+                lines.append(f"      - {{row: {row}, value: \"?\"}}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_diff(args) -> int:
+    from .api import load_ruleset, load_situation
+    if not args.overlays:
+        raise InputError("diff compares the ruleset with overlays: add --with OVERLAY")
+    r = load_ruleset(args.ruleset, tuple(args.overlays))
+    groups: dict[str, list] = {}
+    for c in r.changes:
+        groups.setdefault(c.group, []).append(c)
+    data = {"changes": {g: [{"name": c.name, "change": c.what, "from": str(c.origin)} for c in cs]
+                        for g, cs in groups.items()}}
+    lines = []
+    for g in ("tables", "stacks", "procedures", "catalogues"):
+        if g in groups:
+            lines.append(f"{g}:")
+            for c in groups[g]:
+                lines.append(f"  {c.name}: {c.what}   ({c.origin})")
+    if args.situation:
+        from .odds import exact_odds
+        before_s = load_situation(args.situation)
+        after_s = load_situation(args.situation, tuple(args.overlays))
+        before = {l: p for l, p, _ in exact_odds(before_s, args.by).rows}
+        after = {l: p for l, p, _ in exact_odds(after_s, args.by).rows}
+        labels = sorted(set(before) | set(after), key=lambda l: -max(before.get(l, 0), after.get(l, 0)))
+        width = min(60, max((len(l) for l in labels), default=10))
+        lines.append(f"\noutcomes of {args.situation}" + (f" (by {', '.join(args.by)})" if args.by else "") + ":")
+        lines.append(f"  {'outcome':<{width}}  {'before':>8}  {'after':>8}  {'change':>8}")
+        rows = []
+        for l in labels:
+            b, a = before.get(l, 0), after.get(l, 0)
+            lines.append(f"  {l:<{width}}  {float(b) * 100:7.2f}%  {float(a) * 100:7.2f}%  "
+                         f"{(float(a) - float(b)) * 100:+7.2f}")
+            rows.append({"outcome": l, "before": str(b), "after": str(a), "change": float(a) - float(b)})
+        data["outcomes"] = rows
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        print("\n".join(lines) if lines else "the overlays change nothing")
+    return 0
+
+
+def cmd_set(args) -> int:
+    from .edit import set_value
+    from pathlib import Path
+    old, new = set_value(args.file, args.path, args.value, lambda text: validate_file_text(args.file, text))
+    print(f"{args.file}: {args.path}: {old} -> {new}")
+    return 0
+
+
+def validate_file_text(file: str, text: str) -> None:
+    """Check a file's would-be new text the way its kind is checked (and, in a ruleset, the whole ruleset)."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+    from .api import load_ruleset
+    from .errors import InputError as IE
+    from .loader import find_root
+    from .schema import validate
+    from .source import load_yaml
+    path = Path(file).resolve()
+    doc = load_yaml(file, text)
+    kind = next((k for k in ("tables", "stacks", "catalogues") if isinstance(doc.data, dict) and k in doc.data), None)
+    if path.name == "ruleset.yaml":
+        kind = "ruleset"
+    elif isinstance(doc.data, dict) and "overlay" in doc.data:
+        kind = "overlay"
+    elif isinstance(doc.data, dict) and "cases" in doc.data:
+        kind = "tests"
+    elif isinstance(doc.data, dict) and "procedure" in doc.data:
+        kind = "situation"
+    if kind is None:
+        raise IE("cannot tell what kind of Umpire file this is", doc.at(()))
+    validate(doc, kind)
+    root = next((p for p in [path.parent, path.parent.parent] if (p / "ruleset.yaml").is_file()), None)
+    if kind in ("ruleset", "tables", "stacks", "catalogues") and root is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / root.name
+            shutil.copytree(root, copy)
+            target = copy / path.relative_to(root)
+            target.write_text(text, encoding="utf-8")
+            try:
+                load_ruleset(copy, use_cache=False)
+            except IE as e:
+                raise _relocate(e, str(copy), str(root)) from None
+
+
+def _relocate(e, tmp_root: str, real_root: str):
+    """Errors found in the temporary copy, reported against the real file names."""
+    from .errors import InputErrors, InputError as IE, Position
+    def fix(err):
+        if err.position and err.position.file.startswith(tmp_root):
+            err.position = Position(real_root + err.position.file[len(tmp_root):], err.position.line,
+                                    err.position.column)
+        return err
+    if isinstance(e, InputErrors):
+        for x in e.errors:
+            fix(x)
+        return e
+    return fix(e)

@@ -132,6 +132,7 @@ class Compiler:
     def __init__(self, ruleset: Ruleset):
         self.ruleset = ruleset
         self.globals = {name: Record(c.entries) for name, c in ruleset.catalogues.items()}
+        self.overlay_files = set(ruleset.overlays)
 
     def compile(self) -> None:
         for stack in self.ruleset.stacks.values():
@@ -210,7 +211,10 @@ class Compiler:
     # -- statements
     def statement(self, s: ast.Statement) -> Fn:
         method = getattr(self, "s_" + type(s).__name__.lower())
-        return method(s, self.ruleset.cite(s.cite))
+        fn = method(s, self.ruleset.cite(s.cite))
+        if s.pos.file in self.overlay_files:
+            return _from_overlay(fn, s.pos)
+        return fn
 
     def s_let(self, s: ast.Let, cite):
         value, name, text = self.expr(s.value), s.name, ast.unparse(s.value)
@@ -648,6 +652,15 @@ class Compiler:
 
 _MISSING = object()
 _NO_MATCH = object()
+
+
+def _from_overlay(fn: Fn, pos) -> Fn:
+    """A statement an overlay put in: the trace says where it came from."""
+    def overlay_step(env, rt):
+        if rt.trace is not None:
+            rt.trace.add("note", "overlay step", None, origin=pos)
+        return fn(env, rt)
+    return overlay_step
 
 
 def _is_literal_text(text: str, value) -> bool:

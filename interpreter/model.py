@@ -118,6 +118,7 @@ class Ruleset:
     limits: dict[str, int]
     files: list[str] = field(default_factory=list)
     overlays: list[str] = field(default_factory=list)
+    changes: list = field(default_factory=list)      # what the overlays changed (overlay.Change)
 
     def cite(self, text: str | None) -> str | None:
         return cite_with_prefix(self.cite_prefix, text)

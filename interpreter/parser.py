@@ -32,7 +32,7 @@ class _ProcedureIndenter(Indenter):
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     """The LALR parser for both start rules, built once per process."""
-    return Lark(GRAMMAR_FILE.read_text(encoding="utf-8"), parser="lalr", start=["module", "expression"],
+    return Lark(GRAMMAR_FILE.read_text(encoding="utf-8"), parser="lalr", start=["module", "expression", "steps"],
                 postlex=_ProcedureIndenter(), propagate_positions=True, maybe_placeholders=True,
                 cache=True)  # lark caches its own LALR tables (built from our grammar only)
 
@@ -84,6 +84,17 @@ def parse_module(text: str, file: str) -> list[ast.Procedure]:
     return _ToAst(locate).transform(tree)
 
 
+def parse_steps(text: str, where: Position) -> tuple:
+    """Parse procedure statements written in an overlay (a YAML block scalar)."""
+    import textwrap
+    body = textwrap.dedent(text)
+    first = next((l for l in text.splitlines() if l.strip()), "")
+    indent = len(first) - len(first.lstrip())
+    locate = _Locator(where, indent)
+    tree = _parse(body if body.endswith("\n") else body + "\n", "steps", locate)
+    return tuple(_ToAst(locate).transform(tree))
+
+
 def parse_expression(text: str, where: Position) -> ast.Expr:
     """Parse one DSL expression written inside a YAML file, positions relative to ``where``."""
     locate = _Locator(where)
@@ -96,13 +107,14 @@ def parse_expression(text: str, where: Position) -> ast.Expr:
 class _Locator:
     """Maps (line, column) inside parsed text to a Position in its file."""
 
-    def __init__(self, base: Position):
+    def __init__(self, base: Position, indent: int = 0):
         self.base = base
+        self.indent = indent  # columns removed from every line (a dedented YAML block)
 
     def __call__(self, line: int, column: int) -> Position:
         if line <= 1:
             return Position(self.base.file, self.base.line, self.base.column + column - 1)
-        return Position(self.base.file, self.base.line + line - 1, column)
+        return Position(self.base.file, self.base.line + line - 1, column + self.indent)
 
 
 def _parse(text: str, start: str, locate: _Locator):
@@ -181,6 +193,9 @@ class _ToAst(Transformer):
 
     def expression(self, meta, children):
         return children[0]
+
+    def steps(self, meta, children):
+        return [c for c in children if c is not None]
 
     def procedure(self, meta, children):
         name, params, cite, *rest = children
