@@ -67,7 +67,13 @@ _BINARY = {
     "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
 }
 _FAST = {"==", "!=", "<", "<=", ">", ">="}
-_VERBS = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "//": "divide", "%": "take the remainder of",
+_RAW = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+
+
+def _arith_error(op, a, b, pos):
+    raise AdjudicationError(f"cannot {_VERBS.get(op, op)} {type_name(a)} {show(a)} and {type_name(b)} {show(b)} "
+                            f"(with {op})", pos) from None
+_VERBS = {"+": "add to", "-": "subtract from", "*": "multiply", "/": "divide", "//": "divide", "%": "take the remainder of",
           "<": "compare", "<=": "compare", ">": "compare", ">=": "compare", "in": "look for", "not in": "look for"}
 
 
@@ -135,6 +141,7 @@ class Compiler:
         self.overlay_files = set(ruleset.overlays)
 
     def compile(self) -> None:
+        mark_deterministic(self.ruleset)
         for stack in self.ruleset.stacks.values():
             self.compile_stack(stack)
         for proc in self.ruleset.procedures.values():
@@ -154,21 +161,23 @@ class Compiler:
         name, cite, ruleset = proc.name, proc.cite, self.ruleset
         pos = proc.pos
 
-        def run(args: dict, rt) -> Any:
-            env = dict(args)
+        def run(env: dict, rt) -> Any:
+            """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
             for pname, default in defaults:
                 if pname not in env:
                     env[pname] = default(env, rt)
             emitted = env[_EMIT] = {}
             trace = rt.trace
-            if trace is not None:
+            if trace is None:
+                signal = body(env, rt)
+            else:
+                args = {k: v for k, v in env.items() if k != _EMIT}
                 trace.add("call", f"{name}({', '.join(f'{k}: {brief(v)}' for k, v in args.items())})", cite,
                           args=args)
                 trace.depth += 1
-            try:
-                signal = body(env, rt)
-            finally:
-                if trace is not None:
+                try:
+                    signal = body(env, rt)
+                finally:
                     trace.depth -= 1
             value = signal.value if signal is not None else None
             if emitted:
@@ -185,23 +194,25 @@ class Compiler:
         proc.run = run
 
     def block(self, statements) -> Fn:
-        fns = [self.statement(s) for s in statements]
-        positions = [s.pos for s in statements]
+        """Run statements in order until one returns; the step budget is charged once per block entry."""
+        fns = tuple(self.statement(s) for s in statements)
+        cost = len(fns)
+        first = statements[0].pos if statements else None
         if len(fns) == 1:
-            only, p0 = fns[0], positions[0]
+            only = fns[0]
 
             def run_one(env, rt):
                 rt.steps_left -= 1
                 if rt.steps_left < 0:
-                    rt.out_of_steps(p0)
+                    rt.out_of_steps(first)
                 return only(env, rt)
             return run_one
 
         def run_block(env, rt):
+            rt.steps_left -= cost
+            if rt.steps_left < 0:
+                rt.out_of_steps(first)
             for fn in fns:
-                rt.steps_left -= 1
-                if rt.steps_left < 0:
-                    rt.out_of_steps(None)
                 signal = fn(env, rt)
                 if signal is not None:
                     return signal
@@ -324,24 +335,68 @@ class Compiler:
             cond = self.expr(b.condition) if b.condition is not None else None
             branches.append((cond, self.block(b.body), ast.unparse(b.condition) if b.condition is not None else None,
                              self.ruleset.cite(b.cite), b.condition.pos if b.condition is not None else b.pos))
+        many = len(branches) > 1
 
-        def if_(env, rt):
+        def traced(env, rt):
             for cond, body, text, bcite, pos in branches:
                 if cond is None:
-                    if rt.trace is not None and text is None and len(branches) > 1:
+                    if many:
                         rt.trace.add("branch", "otherwise", bcite)
                     return body(env, rt)
                 c = cond(env, rt)
                 if c is True:
-                    if rt.trace is not None:
-                        rt.trace.add("branch", f"{text}: yes", bcite)
+                    rt.trace.add("branch", f"{text}: yes", bcite)
                     return body(env, rt)
                 if c is not False:
                     _truth(c, pos)
-                if rt.trace is not None and bcite:
+                if bcite:
                     rt.trace.add("branch", f"{text}: no", bcite)
             return None
-        return if_
+
+        if len(branches) == 1:
+            cond, body, _, _, pos = branches[0]
+
+            def if_only(env, rt):
+                if rt.trace is not None:
+                    return traced(env, rt)
+                c = cond(env, rt)
+                if c is True:
+                    return body(env, rt)
+                if c is not False:
+                    _truth(c, pos)
+                return None
+            return if_only
+
+        if len(branches) == 2 and branches[1][0] is None:
+            cond, body, _, _, pos = branches[0]
+            other = branches[1][1]
+
+            def if_else(env, rt):
+                if rt.trace is not None:
+                    return traced(env, rt)
+                c = cond(env, rt)
+                if c is True:
+                    return body(env, rt)
+                if c is not False:
+                    _truth(c, pos)
+                return other(env, rt)
+            return if_else
+
+        plain = [(cond, body, pos) for cond, body, _, _, pos in branches]
+
+        def if_chain(env, rt):
+            if rt.trace is not None:
+                return traced(env, rt)
+            for cond, body, pos in plain:
+                if cond is None:
+                    return body(env, rt)
+                c = cond(env, rt)
+                if c is True:
+                    return body(env, rt)
+                if c is not False:
+                    _truth(c, pos)
+            return None
+        return if_chain
 
     def s_foreach(self, s: ast.ForEach, cite):
         source, body, var, pos = self.expr(s.source), self.block(s.body), s.var, s.pos
@@ -398,7 +453,22 @@ class Compiler:
         return local
 
     def e_attribute(self, e: ast.Attribute):
-        target, name, pos = self.expr(e.target), e.name, e.pos
+        name, pos = e.name, e.pos
+        if isinstance(e.target, ast.Name) and e.target.name not in self.globals:
+            var, vpos = e.target.name, e.target.pos
+
+            def local_attribute(env, rt):
+                try:
+                    v = env[var]
+                except KeyError:
+                    raise AdjudicationError(f"'{var}' has no value here (it is only set on some paths through "
+                                            "the procedure)", vpos) from None
+                try:
+                    return v[name]
+                except (KeyError, TypeError):
+                    return _slow_attribute(v, name, pos)
+            return local_attribute
+        target = self.expr(e.target)
 
         def attribute(env, rt):
             v = target(env, rt)
@@ -440,7 +510,7 @@ class Compiler:
 
     def e_recordexpr(self, e: ast.RecordExpr):
         fields = [(k, self.expr(v)) for k, v in e.fields]
-        return lambda env, rt: Record({k: f(env, rt) for k, f in fields})
+        return lambda env, rt: Record([(k, f(env, rt)) for k, f in fields])
 
     def e_unary(self, e: ast.Unary):
         operand, pos = self.expr(e.operand), e.pos
@@ -465,9 +535,22 @@ class Compiler:
         return neg
 
     def e_binary(self, e: ast.Binary):
-        left, right, op, pos = self.expr(e.left), self.expr(e.right), e.op, e.pos
+        left, op, pos = self.expr(e.left), e.op, e.pos
         fn = _BINARY[op]
         if op in _FAST:
+            if isinstance(e.right, ast.Literal):
+                const = e.right.value
+
+                def compare_const(env, rt):
+                    a = left(env, rt)
+                    try:
+                        return fn(a, const)
+                    except TypeError:
+                        raise AdjudicationError(f"cannot compare {type_name(a)} {show(a)} with {type_name(const)} "
+                                                f"{show(const)}", pos) from None
+                return compare_const
+            right = self.expr(e.right)
+
             def compare(env, rt):
                 a, b = left(env, rt), right(env, rt)
                 try:
@@ -476,20 +559,60 @@ class Compiler:
                     raise AdjudicationError(f"cannot compare {type_name(a)} {show(a)} with {type_name(b)} {show(b)}",
                                             pos) from None
             return compare
+        right = self.expr(e.right)
+        raw = _RAW.get(op)
+        if raw is not None:
+            def arithmetic(env, rt):
+                a, b = left(env, rt), right(env, rt)
+                if a.__class__ is bool or b.__class__ is bool:
+                    _arith_error(op, a, b, pos)
+                try:
+                    r = raw(a, b)
+                except TypeError:
+                    _arith_error(op, a, b, pos)
+                if r.__class__ is Fraction and r.denominator == 1:
+                    return r.numerator
+                return r
+            return arithmetic
 
         def binary(env, rt):
             a, b = left(env, rt), right(env, rt)
             try:
                 return fn(a, b)
             except TypeError:
-                raise AdjudicationError(f"cannot {_VERBS.get(op, op)} {type_name(a)} {show(a)} and {type_name(b)} "
-                                        f"{show(b)} (with {op})", pos) from None
+                _arith_error(op, a, b, pos)
             except ZeroDivisionError:
                 raise AdjudicationError("division by zero", pos) from None
         return binary
 
     def e_logical(self, e: ast.Logical):
         operands = [(self.expr(o), o.pos) for o in e.operands]
+        if len(operands) == 2:
+            (f1, p1), (f2, p2) = operands
+            if e.op == "and":
+                def and2(env, rt):
+                    v = f1(env, rt)
+                    if v is False:
+                        return False
+                    if v is not True:
+                        _truth(v, p1, "operand of 'and'")
+                    v = f2(env, rt)
+                    if v is True or v is False:
+                        return v
+                    return _truth(v, p2, "operand of 'and'")
+                return and2
+
+            def or2(env, rt):
+                v = f1(env, rt)
+                if v is True:
+                    return True
+                if v is not False:
+                    _truth(v, p1, "operand of 'or'")
+                v = f2(env, rt)
+                if v is True or v is False:
+                    return v
+                return _truth(v, p2, "operand of 'or'")
+            return or2
         if e.op == "and":
             def and_(env, rt):
                 for f, pos in operands:
@@ -541,50 +664,62 @@ class Compiler:
         element, source, var, pos, name = self.expr(e.element), self.expr(e.source), e.var, e.pos, e.name
         cond = self.expr(e.condition) if e.condition is not None else None
         key = self.expr(e.key) if e.key is not None else None
+        is_var = isinstance(e.element, ast.Name) and e.element.name == var
 
-        def items(env, rt):
+        def values(env, rt):
+            """The elements' values (or the items themselves) that pass the condition, as a list."""
             src = source(env, rt)
-            if not isinstance(src, tuple):
-                raise AdjudicationError(f"{name}(... for {var} in ...) needs a list, not {type_name(src)} {show(src)}", pos)
+            if src.__class__ is not tuple:
+                raise AdjudicationError(f"{name}(... for {var} in ...) needs a list, not {type_name(src)} {show(src)}",
+                                        pos)
             saved = env.get(var, _MISSING)
+            out = []
             try:
                 for item in src:
                     env[var] = item
                     if cond is not None and cond(env, rt) is not True:
                         continue
-                    yield item, element(env, rt), (key(env, rt) if key is not None else None)
+                    if key is not None:
+                        out.append((item if is_var else element(env, rt), key(env, rt)))
+                    else:
+                        out.append(item if is_var else element(env, rt))
             finally:
                 if saved is _MISSING:
                     env.pop(var, None)
                 else:
                     env[var] = saved
+            return out
+
+        def combine(vs):
+            if name == "sum":
+                total = 0
+                for v in vs:
+                    total = total + v
+                return normalise(total)
+            if name == "count":
+                return len(vs)
+            if name == "any":
+                return any(v is True for v in vs)
+            if name == "all":
+                return all(v is True for v in vs)
+            if name == "list":
+                return tuple(vs)
+            if name == "first":
+                return vs[0] if vs else None
+            if name in ("min", "max"):
+                return (min if name == "min" else max)(vs) if vs else None
+            best = None
+            for v, k in vs:
+                if best is None or (k > best[1] if name == "highest" else k < best[1]):
+                    best = (v, k)
+            return best[0] if best else None
 
         def aggregate(env, rt):
+            vs = values(env, rt)
             try:
-                if name == "sum":
-                    return normalise(sum(v for _, v, _ in items(env, rt)))
-                if name == "count":
-                    return sum(1 for _ in items(env, rt))
-                if name == "any":
-                    return any(v is True for _, v, _ in items(env, rt))
-                if name == "all":
-                    return all(v is True for _, v, _ in items(env, rt))
-                if name == "list":
-                    return tuple(v for _, v, _ in items(env, rt))
-                if name == "first":
-                    for _, v, _ in items(env, rt):
-                        return v
-                    return None
-                if name in ("min", "max"):
-                    values = [v for _, v, _ in items(env, rt)]
-                    return (min if name == "min" else max)(values) if values else None
-                best = None
-                for _, v, k in items(env, rt):
-                    if best is None or (k > best[1] if name == "highest" else k < best[1]):
-                        best = (v, k)
-                return best[0] if best else None
+                return combine(vs)
             except TypeError:
-                raise AdjudicationError(f"{name}() met values it cannot combine", pos) from None
+                raise AdjudicationError(f"{name}() met values it cannot combine: {show(tuple(vs))}", pos) from None
         return aggregate
 
     def e_call(self, e: ast.Call):
@@ -593,8 +728,44 @@ class Compiler:
         args = [(a.name or names[i], self.expr(a.value)) for i, a in enumerate(e.args)]
         pos = e.pos
 
+        if proc.deterministic:
+            memo = proc.memo
+
+            def call_pure(env, rt):
+                values = {k: f(env, rt) for k, f in args}
+                if rt.trace is None and rt.call_hook is None:
+                    # a pure function of its arguments: the same arguments give the same result
+                    try:
+                        key = tuple(values.items())
+                        found = memo.get(key, _MISSING)
+                    except TypeError:
+                        key, found = None, _MISSING
+                    if found is not _MISSING:
+                        return found
+                    if rt.depth >= rt.limits["depth"]:
+                        return rt.call(proc, values, pos)
+                    rt.depth += 1
+                    try:
+                        result = proc.run(values, rt)
+                    finally:
+                        rt.depth -= 1
+                    if key is not None:
+                        if len(memo) >= _MEMO_LIMIT:
+                            memo.clear()
+                        memo[key] = result
+                    return result
+                return rt.call(proc, values, pos)
+            return call_pure
+
         def call(env, rt):
-            return rt.call(proc, {k: f(env, rt) for k, f in args}, pos)
+            values = {k: f(env, rt) for k, f in args}
+            if rt.call_hook is not None or rt.depth >= rt.limits["depth"]:
+                return rt.call(proc, values, pos)
+            rt.depth += 1
+            try:
+                return proc.run(values, rt)
+            finally:
+                rt.depth -= 1
         return call
 
     def e_lookup(self, e: ast.Lookup):
@@ -652,6 +823,52 @@ class Compiler:
 
 _MISSING = object()
 _NO_MATCH = object()
+_MEMO_LIMIT = 4096
+
+
+def mark_deterministic(ruleset: Ruleset) -> None:
+    """Mark procedures that roll no dice and take no decisions, directly or through calls.
+
+    Such a procedure is a pure function of its arguments, so untraced runs may reuse its
+    results (the odds engine relies on the same purity for every procedure's distribution).
+    """
+    direct: dict[str, tuple[bool, set]] = {}
+    for name, proc in ruleset.procedures.items():
+        random, calls = False, set()
+        for node in _walk(proc.syntax.body):
+            if isinstance(node, (ast.Roll, ast.Choose)):
+                random = True
+            elif isinstance(node, ast.Call):
+                calls.add(node.procedure)
+        direct[name] = (random, calls)
+    pure = {n for n, (random, _) in direct.items() if not random}
+    changed = True
+    while changed:
+        changed = False
+        for n in list(pure):
+            if any(c not in pure for c in direct[n][1]):
+                pure.discard(n)
+                changed = True
+    for name, proc in ruleset.procedures.items():
+        proc.deterministic = name in pure
+        proc.memo = {}
+
+
+def _walk(node):
+    """Every syntax node under a statement list (statements and expressions)."""
+    stack = list(node) if isinstance(node, tuple) else [node]
+    while stack:
+        n = stack.pop()
+        if n is None or isinstance(n, (str, int, float, bool)):
+            continue
+        if isinstance(n, (tuple, list)):
+            stack.extend(n)
+            continue
+        yield n
+        if hasattr(n, "__dataclass_fields__"):
+            for f in n.__dataclass_fields__:
+                if f != "pos":
+                    stack.append(getattr(n, f))
 
 
 def _from_overlay(fn: Fn, pos) -> Fn:

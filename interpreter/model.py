@@ -100,6 +100,8 @@ class Procedure:
     params: list[ast.Param]
     pos: Position
     run: Callable | None = None          # compiled: run(args: dict, rt) -> Record
+    deterministic: bool = False          # no roll or choice, here or in what it calls: a pure function
+    memo: dict = field(default_factory=dict)   # results of deterministic calls (untraced runs only)
 
 
 @dataclass

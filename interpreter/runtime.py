@@ -49,6 +49,6 @@ class Runtime:
     def invoke(self, procedure, args: dict) -> Any:
         self.depth += 1
         try:
-            return procedure.run(args, self)
+            return procedure.run(dict(args), self)  # a procedure uses its argument dict as its locals
         finally:
             self.depth -= 1

@@ -15,6 +15,8 @@ from .values import normalise, show
 
 
 def evaluate_stack(stack, args: dict, rt, pos):
+    if rt.trace is None and not stack.groups:
+        return _total_untraced(stack, args, rt)
     trace = rt.trace
     product = stack.combine == "product"
     applied = []          # (modifier, value)
@@ -87,3 +89,41 @@ def _sign(v, product: bool) -> str:
     if product:
         return "x" + show(v)
     return f"{v:+d}" if isinstance(v, int) else ("+" if v >= 0 else "") + show(v)
+
+
+def _total_untraced(stack, args: dict, rt):
+    """The same total as ``evaluate_stack`` for stacks without groups, when no trace is kept."""
+    product = stack.combine == "product"
+    total = 1 if product else 0
+    for m in stack.modifiers:
+        when = m.when_fn
+        if when is not None:
+            ok = when(args, rt)
+            if ok is not True:
+                if ok is not False:
+                    raise AdjudicationError(f"the condition of modifier '{m.id}' gave {show(ok)}, not true/false",
+                                            m.pos)
+                continue
+        value = m.value_fn(args, rt)
+        if value.__class__ is not int and (isinstance(value, bool) or not isinstance(value, (int, Fraction))):
+            raise AdjudicationError(f"modifier '{m.id}' has the value {show(value)}; a number is needed", m.pos)
+        if m.times_fn is not None:
+            times = m.times_fn(args, rt)
+            if isinstance(times, bool) or not isinstance(times, int):
+                raise AdjudicationError(f"modifier '{m.id}': times gave {show(times)}; a whole number is needed", m.pos)
+            if times == 0:
+                continue
+            value = value ** times if product else value * times
+        total = total * value if product else total + value
+    raw = total = normalise(total)
+    if stack.limit_max is not None and total > stack.limit_max:
+        total = stack.limit_max
+    if stack.limit_min is not None and total < stack.limit_min:
+        total = stack.limit_min
+    if stack.refuse_below is not None and raw < stack.refuse_below:
+        raise Refusal(f"{stack.title} total {show(raw)} is below {show(stack.refuse_below)}, which is not allowed",
+                      stack.cite)
+    if stack.refuse_above is not None and raw > stack.refuse_above:
+        raise Refusal(f"{stack.title} total {show(raw)} is above {show(stack.refuse_above)}, which is not allowed",
+                      stack.cite)
+    return total
