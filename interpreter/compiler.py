@@ -163,9 +163,10 @@ class Compiler:
 
         def run(env: dict, rt) -> Any:
             """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
-            for pname, default in defaults:
-                if pname not in env:
-                    env[pname] = default(env, rt)
+            if defaults:
+                for pname, default in defaults:
+                    if pname not in env:
+                        env[pname] = default(env, rt)
             emitted = env[_EMIT] = {}
             trace = rt.trace
             if trace is None:
@@ -505,10 +506,16 @@ class Compiler:
         return update
 
     def e_listexpr(self, e: ast.ListExpr):
+        if all(isinstance(i, ast.Literal) for i in e.items):
+            constant = tuple(i.value for i in e.items)
+            return lambda env, rt: constant
         items = [self.expr(i) for i in e.items]
         return lambda env, rt: tuple(f(env, rt) for f in items)
 
     def e_recordexpr(self, e: ast.RecordExpr):
+        if all(isinstance(v, ast.Literal) for _, v in e.fields):
+            constant = Record([(k, v.value) for k, v in e.fields])
+            return lambda env, rt: constant
         fields = [(k, self.expr(v)) for k, v in e.fields]
         return lambda env, rt: Record([(k, f(env, rt)) for k, f in fields])
 
@@ -733,7 +740,7 @@ class Compiler:
 
             def call_pure(env, rt):
                 values = {k: f(env, rt) for k, f in args}
-                if rt.trace is None and rt.call_hook is None:
+                if rt.trace is None and rt.call_hook is None and not any(v.__class__ is Roll for v in values.values()):
                     # a pure function of its arguments: the same arguments give the same result
                     try:
                         key = tuple(values.items())
@@ -761,11 +768,11 @@ class Compiler:
             values = {k: f(env, rt) for k, f in args}
             if rt.call_hook is not None or rt.depth >= rt.limits["depth"]:
                 return rt.call(proc, values, pos)
+            # no try/finally: an exception ends this runtime's adjudication, so depth need not be restored
             rt.depth += 1
-            try:
-                return proc.run(values, rt)
-            finally:
-                rt.depth -= 1
+            result = proc.run(values, rt)
+            rt.depth -= 1
+            return result
         return call
 
     def e_lookup(self, e: ast.Lookup):
@@ -865,8 +872,8 @@ def _walk(node):
             stack.extend(n)
             continue
         yield n
-        if hasattr(n, "__dataclass_fields__"):
-            for f in n.__dataclass_fields__:
+        if isinstance(n, ast.Node):
+            for f in n._fields:
                 if f != "pos":
                     stack.append(getattr(n, f))
 

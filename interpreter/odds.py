@@ -13,6 +13,9 @@ exact result distribution, computed once per distinct arguments and
 memoised. An IFT attack followed by two morale checks is then 36 paths of the
 attack, each branching over a handful of morale results, not 36^3 full runs.
 
+Outcomes are told apart by value, as everywhere in the language: a roll kept in a
+result counts as its final value (emit ``dr.dice`` to tell dice apart).
+
 Outcomes that stop on an unknown chart cell, a refusal or a ``fail`` are
 grouped on their own lines ("needs chart: ..."), never guessed.
 """
@@ -30,7 +33,7 @@ from typing import Any, Callable
 from .dice import DiceKind, DiceSource, SeededDice
 from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError
 from .runtime import Runtime
-from .values import Record, show, thaw
+from .values import Record, Roll, show, thaw
 
 DEFAULT_BUDGET = 200_000
 """Most paths (complete runs) one exact enumeration may take before it refuses."""
@@ -150,8 +153,8 @@ class Enumerator:
 
     def _hook(self, rt: Runtime) -> Callable:
         def call(procedure, args, pos):
-            if rt.dice.pending_given or _has_list_choices(self.choices):
-                return rt.invoke(procedure, args)
+            if procedure.deterministic or rt.dice.pending_given or _has_list_choices(self.choices):
+                return rt.invoke(procedure, args)   # nothing to enumerate (or dice still fixed): just run it
             key = (procedure.name, _key(args))
             dist = self.memo.get(key)
             if dist is None:
@@ -193,10 +196,9 @@ def _has_list_choices(choices: dict) -> bool:
 
 
 def _key(args: dict):
-    try:
-        return tuple(sorted(args.items()))
-    except TypeError:
-        return tuple(sorted((k, repr(v)) for k, v in args.items()))
+    """A memo key for a call's arguments. A roll passed directly keeps its dice in the key (the
+    callee may read them); inside records and lists, as everywhere, a roll counts as its value."""
+    return tuple(sorted((k, v.frozen if v.__class__ is Roll else v) for k, v in args.items()))
 
 
 # ---- grouping and reports --------------------------------------------------------------

@@ -14,7 +14,7 @@ citation of the example that revealed it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace as dc_replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import syntax as ast
@@ -310,7 +310,7 @@ def _procedure_change(r: Ruleset, doc, path, c, touched, log) -> None:
                                                                         "@name before it"))
     _claim(touched, ("procedures", name, label), doc.at(path), f"step @{label} of procedure '{name}'")
     body = _edit(proc.syntax.body, label, action, steps)
-    proc.syntax = dc_replace(proc.syntax, body=body)
+    proc.syntax = ast.replace(proc.syntax, body=body)
     words = {"replace_step": "replaced", "insert_before": "inserted before", "insert_after": "inserted after",
              "remove_step": "removed"}[action]
     log.append(Change("procedures", name, f"{words} step @{label}"
@@ -342,9 +342,9 @@ def _edit(body: tuple, label: str, action: str, steps: tuple) -> tuple:
                 out += [s] + list(steps)
             continue  # remove_step: drop it
         if isinstance(s, ast.If):
-            s = dc_replace(s, branches=tuple(dc_replace(b, body=_edit(b.body, label, action, steps))
+            s = ast.replace(s, branches=tuple(ast.replace(b, body=_edit(b.body, label, action, steps))
                                              for b in s.branches))
         elif isinstance(s, ast.ForEach):
-            s = dc_replace(s, body=_edit(s.body, label, action, steps))
+            s = ast.replace(s, body=_edit(s.body, label, action, steps))
         out.append(s)
     return tuple(out)

@@ -411,5 +411,4 @@ class _ToAst(Transformer):
 
 
 def _with(statement, **changes):
-    from dataclasses import replace
-    return replace(statement, **changes)
+    return ast.replace(statement, **changes)

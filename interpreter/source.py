@@ -1,7 +1,7 @@
 """Reading YAML files into plain data that remembers where every value came from.
 
-ruamel.yaml's round-trip loader records the line and column of every key and
-item. We convert its tree into plain dicts, lists and scalars (what the JSON
+ruamel.yaml composes a node graph in which every node records its line and
+column. We convert it into plain dicts, lists and scalars (what the JSON
 Schemas and the model builders want) and keep a side table from each value's
 path to its position, so any later error can point at file:line:column.
 
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import re
+
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.scalarstring import (DoubleQuotedScalarString, FoldedScalarString,
-                                      LiteralScalarString, SingleQuotedScalarString)
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .errors import InputError, Position
 
@@ -59,9 +59,13 @@ class Document:
             if self.text_offsets.get(tuple(path), 0) >= 0 else pos
 
 
-_yaml = YAML(typ="rt")
-_yaml.allow_duplicate_keys = False
-_yaml.preserve_quotes = True
+# The C parser (ruamel.yaml.clib) when installed; ruamel falls back to its pure-Python parser.
+# We only *compose* the node graph: every node keeps its start mark (line, column), tag and
+# quoting style, and we build plain data ourselves, so nothing in the file can construct objects.
+_composer = YAML(typ="safe", pure=False)
+
+_STD = "tag:yaml.org,2002:"
+_ALLOWED_TAGS = {_STD + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")}
 
 
 def _mark_position(file: str, mark) -> Position:
@@ -85,83 +89,123 @@ def load_yaml(path: Path | str, text: str | None = None) -> Document:
     if text is None:
         text = read_text(path)
     try:
-        tree = _yaml.load(text)
+        node = _composer.compose(text)
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         problem = (e.problem or "invalid YAML").strip()
-        if "duplicate key" in problem or type(e).__name__ == "DuplicateKeyError":
-            problem = "this key appears twice in the same mapping; each key may appear once"
-        elif e.context:
+        if e.context:
             problem = f"{problem} ({e.context.strip()})"
         raise InputError(f"YAML syntax: {problem}", _mark_position(file, mark)) from None
     except YAMLError as e:
-        raise InputError(f"YAML syntax: {e}", Position(file, 1, 1)) from None
+        mark = getattr(e, "problem_mark", None)
+        raise InputError(f"YAML syntax: {getattr(e, 'problem', None) or e}",
+                         _mark_position(file, mark) if mark else Position(file, 1, 1)) from None
     doc = Document(file, None)
-    budget = [MAX_NODES]
     doc.positions[()] = Position(file, 1, 1)
-    doc.data = _plain(tree, (), doc, budget)
+    doc.data = _plain(node, (), doc, [MAX_NODES]) if node is not None else None
     return doc
 
 
-def _plain(node: Any, path: PathKey, doc: Document, budget: list[int]) -> Any:
-    """Convert a ruamel node to plain data, recording positions as we go."""
+def _pos(doc: Document, node) -> Position:
+    return Position(doc.file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _plain(node: Node, path: PathKey, doc: Document, budget: list[int]) -> Any:
+    """Convert a composed node to plain data, recording positions as we go."""
     budget[0] -= 1
     if budget[0] < 0:
         raise InputError(f"this file expands to more than {MAX_NODES} values "
-                         "(aliases are expanded each time they are used)", doc.at(path))
-    tag = getattr(node, "tag", None)
-    tag_value = getattr(tag, "value", tag) if tag is not None else None
-    if isinstance(node, TaggedScalar) or (isinstance(tag_value, str) and tag_value.startswith("!")
-                                          and not tag_value.startswith("tag:yaml.org")):
-        raise InputError(f"YAML tags such as '{tag_value}' are not allowed in Umpire files; "
-                         "write plain values", doc.at(path))
-    if isinstance(node, CommentedMap):
-        out = {}
-        for key, value in node.items():
-            if not isinstance(key, (str, int, float, bool)) or isinstance(key, TaggedScalar):
-                raise InputError("mapping keys must be plain text or numbers", doc.at(path))
-            key = str(key) if not isinstance(key, (int, bool)) else key
+                         "(aliases are expanded each time they are used)", _pos(doc, node))
+    tag = node.tag or ""
+    if tag not in _ALLOWED_TAGS:
+        raise InputError(f"YAML tags such as '{tag}' are not allowed in Umpire files; write plain values",
+                         _pos(doc, node))
+    if isinstance(node, MappingNode):
+        out: dict = {}
+        for key_node, value_node in _merged(node, doc):
+            if not isinstance(key_node, ScalarNode):
+                raise InputError("mapping keys must be plain text or numbers", _pos(doc, key_node))
+            key = _scalar(key_node, doc)
+            if isinstance(key, float) or key is None:
+                key = key_node.value
             child = path + (key,)
-            try:
-                kl, kc = node.lc.key(key)
-                doc.key_positions[child] = Position(doc.file, kl + 1, kc + 1)
-                vl, vc = node.lc.value(key)
-                doc.positions[child] = Position(doc.file, vl + 1, vc + 1)
-            except (KeyError, TypeError, AttributeError):
-                doc.positions[child] = doc.at(path)
-            _note_text_offset(value, child, doc)
-            out[key] = _plain(value, child, doc, budget)
+            if key in out:
+                raise InputError(f"YAML syntax: the key '{key}' appears twice in the same mapping; "
+                                 "each key may appear once", _pos(doc, key_node))
+            doc.key_positions[child] = _pos(doc, key_node)
+            doc.positions[child] = _pos(doc, value_node)
+            _note_text_offset(value_node, child, doc)
+            out[key] = _plain(value_node, child, doc, budget)
         return out
-    if isinstance(node, CommentedSeq):
-        out = []
-        for i, value in enumerate(node):
+    if isinstance(node, SequenceNode):
+        out_list = []
+        for i, item in enumerate(node.value):
             child = path + (i,)
-            try:
-                il, ic = node.lc.item(i)
-                doc.positions[child] = Position(doc.file, il + 1, ic + 1)
-            except (KeyError, TypeError, AttributeError, IndexError):
-                doc.positions[child] = doc.at(path)
-            _note_text_offset(value, child, doc)
-            out.append(_plain(value, child, doc, budget))
-        return out
-    if isinstance(node, (dict, list)):  # merged or aliased plain containers
-        items = node.items() if isinstance(node, dict) else enumerate(node)
-        return ({k: _plain(v, path + (k,), doc, budget) for k, v in items} if isinstance(node, dict)
-                else [_plain(v, path + (i,), doc, budget) for i, v in items])
-    if isinstance(node, bool) or node is None:
-        return node
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, str):
-        return str(node)
-    return node
+            doc.positions[child] = _pos(doc, item)
+            _note_text_offset(item, child, doc)
+            out_list.append(_plain(item, child, doc, budget))
+        return out_list
+    return _scalar(node, doc)
 
 
-def _note_text_offset(value: Any, path: PathKey, doc: Document) -> None:
+def _merged(node: MappingNode, doc: Document):
+    """A mapping's (key, value) pairs with YAML merge keys (<<) expanded; later keys win."""
+    pairs = []
+    for k, v in node.value:
+        if k.tag == _STD + "merge":
+            sources = v.value if isinstance(v, SequenceNode) else [v]
+            for src in sources:
+                if not isinstance(src, MappingNode):
+                    raise InputError("a merge key (<<) needs a mapping", _pos(doc, src))
+                pairs += [(sk, sv) for sk, sv in _merged(src, doc)
+                          if not any(_same_key(sk, ok) for ok, _ in node.value)]
+        else:
+            pairs.append((k, v))
+    return pairs
+
+
+def _same_key(a, b) -> bool:
+    return isinstance(a, ScalarNode) and isinstance(b, ScalarNode) and a.value == b.value
+
+
+_INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
+
+
+def _scalar(node: ScalarNode, doc: Document) -> Any:
+    """A scalar by YAML 1.2 core-schema rules (what the resolver tagged it as)."""
+    value, tag = node.value, node.tag
+    if node.style:  # quoted or block text is always a string
+        return value
+    try:
+        if tag == _STD + "int":
+            v = value.replace("_", "")
+            if v.lower().startswith(("0x", "-0x", "+0x")):
+                return int(v, 16)
+            if v.lower().startswith(("0o", "-0o", "+0o")):
+                return int(v, 8)
+            return int(v)
+        if tag == _STD + "float":
+            v = value.lower().replace("_", "")
+            if v in (".inf", "+.inf"):
+                return float("inf")
+            if v == "-.inf":
+                return float("-inf")
+            if v == ".nan":
+                return float("nan")
+            return float(v)
+    except ValueError:
+        return value
+    if tag == _STD + "bool":
+        return value.lower() == "true"
+    if tag == _STD + "null":
+        return None
+    return value
+
+
+def _note_text_offset(node, path: PathKey, doc: Document) -> None:
     """Remember where a string's text starts relative to its node (quotes, block scalars)."""
-    if isinstance(value, (DoubleQuotedScalarString, SingleQuotedScalarString)):
+    style = getattr(node, "style", None)
+    if style in ('"', "'"):
         doc.text_offsets[path] = 1
-    elif isinstance(value, (LiteralScalarString, FoldedScalarString)):
+    elif style in ("|", ">"):
         doc.text_offsets[path] = -1  # block scalar: the text starts on the next line

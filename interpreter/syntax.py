@@ -1,141 +1,129 @@
 """The abstract syntax tree of procedures and expressions.
 
-Plain frozen dataclasses, each with the ``pos`` it came from. The parser builds
-them; the checker reads them; the compiler turns them into closures.
+Small slotted classes, each with the ``pos`` it came from. The parser builds
+them; the checker reads them; the compiler turns them into closures. Nodes
+are treated as immutable: ``replace`` makes a changed copy (overlays use it).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from .errors import Position
 
 
-@dataclass(frozen=True, slots=True)
 class Node:
-    pos: Position
+    """Base of all syntax nodes: fields are named in ``_fields``; a missing trailing field is None."""
+
+    __slots__ = ()
+    _fields: tuple = ()
+
+    def __init__(self, *args, **kwargs):
+        fields = self._fields
+        for name, value in zip(fields, args):
+            object.__setattr__(self, name, value)
+        for name in fields[len(args):]:
+            object.__setattr__(self, name, kwargs.pop(name, None))
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} has no field {next(iter(kwargs))}")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    def __hash__(self):
+        return hash((type(self).__name__,) + tuple(getattr(self, f) for f in self._fields if f != "pos"))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields) + ")"
+
+
+def replace(node: Node, **changes) -> Node:
+    """A copy of ``node`` with some fields changed."""
+    values = {f: getattr(node, f) for f in node._fields}
+    values.update(changes)
+    return type(node)(**values)
 
 
 # ---- expressions -------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
 class Literal(Node):
-    value: Any
+    __slots__ = _fields = ('pos', 'value')
 
 
-@dataclass(frozen=True, slots=True)
 class Interpolated(Node):
     """A string with ``{expr}`` parts: ``parts`` alternates text and expressions."""
-    parts: tuple
+    __slots__ = _fields = ('pos', 'parts')
 
 
-@dataclass(frozen=True, slots=True)
 class Name(Node):
-    name: str
+    __slots__ = _fields = ('pos', 'name')
 
 
-@dataclass(frozen=True, slots=True)
 class Attribute(Node):
-    target: "Expr"
-    name: str
+    __slots__ = _fields = ('pos', 'target', 'name')
 
 
-@dataclass(frozen=True, slots=True)
 class Index(Node):
-    target: "Expr"
-    index: "Expr"
+    __slots__ = _fields = ('pos', 'target', 'index')
 
 
-@dataclass(frozen=True, slots=True)
 class Update(Node):
-    target: "Expr"
-    fields: tuple  # ((name, Expr), ...)
+    __slots__ = _fields = ('pos', 'target', 'fields')
 
 
-@dataclass(frozen=True, slots=True)
 class ListExpr(Node):
-    items: tuple
+    __slots__ = _fields = ('pos', 'items')
 
 
-@dataclass(frozen=True, slots=True)
 class RecordExpr(Node):
-    fields: tuple  # ((name, Expr), ...)
+    __slots__ = _fields = ('pos', 'fields')
 
 
-@dataclass(frozen=True, slots=True)
 class Unary(Node):
-    op: str  # "-" or "not"
-    operand: "Expr"
+    __slots__ = _fields = ('pos', 'op', 'operand')
 
 
-@dataclass(frozen=True, slots=True)
 class Binary(Node):
-    op: str  # + - * / // % == != < <= > >= in notin
-    left: "Expr"
-    right: "Expr"
+    __slots__ = _fields = ('pos', 'op', 'left', 'right')
 
 
-@dataclass(frozen=True, slots=True)
 class Logical(Node):
-    op: str  # "and" / "or"
-    operands: tuple
+    __slots__ = _fields = ('pos', 'op', 'operands')
 
 
-@dataclass(frozen=True, slots=True)
 class Conditional(Node):
-    then: "Expr"
-    condition: "Expr"
-    otherwise: "Expr"
+    __slots__ = _fields = ('pos', 'then', 'condition', 'otherwise')
 
 
-@dataclass(frozen=True, slots=True)
-class Arg:
-    name: str | None
-    value: "Expr"
+class Arg(Node):
+    """One argument of a call: ``name`` is None for a positional argument."""
+    __slots__ = _fields = ("name", "value")
 
 
-@dataclass(frozen=True, slots=True)
 class Function(Node):
-    name: str
-    args: tuple  # of Arg
+    __slots__ = _fields = ('pos', 'name', 'args')
 
 
-@dataclass(frozen=True, slots=True)
 class Aggregate(Node):
-    name: str
-    element: "Expr"
-    var: str
-    source: "Expr"
-    condition: "Expr | None"
-    key: "Expr | None"
+    __slots__ = _fields = ('pos', 'name', 'element', 'var', 'source', 'condition', 'key')
 
 
-@dataclass(frozen=True, slots=True)
 class Call(Node):
-    procedure: str
-    args: tuple
+    __slots__ = _fields = ('pos', 'procedure', 'args')
 
 
-@dataclass(frozen=True, slots=True)
 class Lookup(Node):
-    table: str
-    args: tuple
+    __slots__ = _fields = ('pos', 'table', 'args')
 
 
-@dataclass(frozen=True, slots=True)
 class Locate(Node):
     """Where a lookup would land (row and column headings) without reading the cell."""
-    table: str
-    args: tuple
+    __slots__ = _fields = ('pos', 'table', 'args')
 
 
-@dataclass(frozen=True, slots=True)
 class Apply(Node):
-    stack: str
-    args: tuple
-
+    __slots__ = _fields = ('pos', 'stack', 'args')
 
 Expr = (Literal | Interpolated | Name | Attribute | Index | Update | ListExpr | RecordExpr | Unary
         | Binary | Logical | Conditional | Function | Aggregate | Call | Lookup | Apply)
@@ -143,121 +131,84 @@ Expr = (Literal | Interpolated | Name | Attribute | Index | Update | ListExpr | 
 
 # ---- statements ----------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
 class Statement(Node):
-    cite: str | None = field(default=None, kw_only=True)
-    label: str | None = field(default=None, kw_only=True)
+    """Base of statements: every statement may carry a citation and a label (for overlays)."""
+    __slots__ = ()
+    _fields = ('pos', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class Let(Statement):
-    name: str
-    value: Expr
+    __slots__ = _fields = ('pos', 'name', 'value', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class Set(Statement):
-    name: str
-    value: Expr
+    __slots__ = _fields = ('pos', 'name', 'value', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class DiceSpec(Node):
     """``2d6`` (count=2, sides=6) or a manifest dice kind (``kind='DR'``)."""
-    kind: str | None
-    count: int = 0
-    sides: int = 0
+    __slots__ = _fields = ('pos', 'kind', 'count', 'sides')
 
     @property
     def text(self) -> str:
         return self.kind or (f"{self.count}d{self.sides}" if self.count > 1 else f"d{self.sides}")
 
 
-@dataclass(frozen=True, slots=True)
 class Roll(Statement):
-    name: str
-    dice: DiceSpec
-    modifier: Expr | None
+    __slots__ = _fields = ('pos', 'name', 'dice', 'modifier', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class Emit(Statement):
-    name: str
-    value: Expr
+    __slots__ = _fields = ('pos', 'name', 'value', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class Return(Statement):
-    value: Expr | None
+    __slots__ = _fields = ('pos', 'value', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class Note(Statement):
-    text: Expr
+    __slots__ = _fields = ('pos', 'text', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class Fail(Statement):
-    message: Expr
+    __slots__ = _fields = ('pos', 'message', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class Refuse(Statement):
-    reason: Expr
+    __slots__ = _fields = ('pos', 'reason', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class Choose(Statement):
-    name: str
-    options: Expr
-    default: Expr
+    __slots__ = _fields = ('pos', 'name', 'options', 'default', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
-class Branch:
-    condition: Expr | None  # None for else
-    body: tuple
-    cite: str | None
-    pos: Position
+class Branch(Node):
+    """One arm of an if: ``condition`` is None for else."""
+    __slots__ = _fields = ("condition", "body", "cite", "pos")
 
 
-@dataclass(frozen=True, slots=True)
 class If(Statement):
-    branches: tuple  # of Branch
+    __slots__ = _fields = ('pos', 'branches', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
 class ForEach(Statement):
-    var: str
-    source: Expr
-    body: tuple
+    __slots__ = _fields = ('pos', 'var', 'source', 'body', 'cite', 'label')
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
-    name: str
-    type: "TypeRef"
-    default: Expr | None
-    pos: Position
+class Param(Node):
+    __slots__ = _fields = ("name", "type", "default", "pos")
 
 
-@dataclass(frozen=True, slots=True)
-class TypeRef:
-    name: str          # int, number, bool, text, any, a record type, or "list"
-    item: "TypeRef | None" = None
+class TypeRef(Node):
+    """A type: int, number, bool, text, any, a record type name, or list (with ``item``)."""
+    __slots__ = _fields = ("name", "item")
 
     def __str__(self) -> str:
         return f"list[{self.item}]" if self.name == "list" else self.name
 
 
-@dataclass(frozen=True, slots=True)
 class Procedure(Node):
-    name: str
-    params: tuple
-    body: tuple
-    cite: str | None
-    doc: str | None
-
+    __slots__ = _fields = ('pos', 'name', 'params', 'body', 'cite', 'doc')
 
 def number(text: str) -> int | Fraction:
     """A DSL number literal: an int, or an exact fraction for decimals."""

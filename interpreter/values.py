@@ -43,60 +43,56 @@ class Roll(int):
 
     ``original`` is the sum of the dice, ``final`` adds the roll's modifier,
     ``dice`` is the tuple of dice and ``names`` the die names of its kind.
+    Equality and hashing are those of the final value (as for any number);
+    code that must tell two rolls apart by their dice uses ``frozen``.
     """
 
     def __new__(cls, dice: tuple, names: tuple, modifier=0):
         original = sum(dice)
         final = original + modifier
-        self = int.__new__(cls, final) if not isinstance(final, Fraction) else int.__new__(cls, int(final))
-        self.original = original
-        self.dice = dice
-        self.names = names
-        self.modifier = modifier
+        self = int.__new__(cls, final if final.__class__ is int else int(final))
+        self._d = (dice, names, modifier, original)
         return self
 
     @property
+    def original(self):
+        return self._d[3]
+
+    @property
+    def dice(self):
+        return self._d[0]
+
+    @property
+    def names(self):
+        return self._d[1]
+
+    @property
+    def modifier(self):
+        return self._d[2]
+
+    @property
     def final(self):
-        return self.original + self.modifier
+        return self._d[3] + self._d[2]
 
     @property
     def doubles(self) -> bool:
-        return len(self.dice) > 1 and all(d == self.dice[0] for d in self.dice)
+        dice = self._d[0]
+        return len(dice) > 1 and all(d == dice[0] for d in dice)
+
+    @property
+    def frozen(self) -> tuple:
+        return ("roll", self._d[0], self._d[2])
 
     def field(self, name: str):
-        if name == "original":
-            return self.original
-        if name == "final":
-            return self.final
-        if name == "dice":
-            return self.dice
-        if name == "doubles":
-            return self.doubles
-        if name == "modifier":
-            return self.modifier
-        if name in self.names:
-            return self.dice[self.names.index(name)]
+        if name in ("original", "final", "dice", "doubles", "modifier"):
+            return getattr(self, name)
+        names = self._d[1]
+        if name in names:
+            return self._d[0][names.index(name)]
         raise KeyError(name)
 
     def fields(self) -> list[str]:
-        return ["original", "final", "dice", "doubles", "modifier", *self.names]
-
-    def as_record(self) -> Record:
-        data = {"original": self.original, "final": self.final, "dice": self.dice}
-        for n, d in zip(self.names, self.dice):
-            data[n] = d
-        return Record(data)
-
-    def __hash__(self):
-        return hash((self.dice, self.modifier))
-
-    def __eq__(self, other):
-        if isinstance(other, Roll):
-            return self.dice == other.dice and self.modifier == other.modifier
-        return int(self) == other
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
+        return ["original", "final", "dice", "doubles", "modifier", *self._d[1]]
 
     def __repr__(self) -> str:
         return show(self)
@@ -192,3 +188,4 @@ def brief(value: Any, limit: int = 60) -> str:
         return "[" + ", ".join(str(v["id"]) for v in value) + "]"
     text = show(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
