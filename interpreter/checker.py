@@ -43,7 +43,10 @@ class Checker:
     def run(self) -> list[str]:
         self.check_types()
         for stack in self.r.stacks.values():
-            scope = {p: UNKNOWN for p in stack.params}
+            for p, t in stack.param_types.items():
+                self.check_type_ref(t, stack.pos)
+            scope = {p: self.type_of(stack.param_types[p]) if p in stack.param_types else UNKNOWN
+                     for p in stack.params}
             for m in stack.modifiers:
                 for e in (m.value, m.when, m.times):
                     if e is not None:

@@ -20,6 +20,8 @@ def add_odds_commands(sub, overlay_option) -> None:
     overlay_option(o)
     o.add_argument("--by", action="append", default=[], metavar="FIELD",
                    help="group by a result field, e.g. result or units.G1.state (repeatable); default: the whole result")
+    o.add_argument("--all-dice", action="store_true",
+                   help="ignore the dice listed in the situation and enumerate every roll")
     o.add_argument("--budget", type=int, default=None,
                    help="most paths through the dice to enumerate before refusing (default 200,000)")
     o.add_argument("--json", action="store_true", help="print the distribution as JSON")
@@ -42,6 +44,8 @@ def cmd_odds(args) -> int:
     from .api import load_situation
     from .odds import DEFAULT_BUDGET, exact_odds, plot, render
     s = load_situation(args.situation, tuple(args.overlays))
+    if args.all_dice:
+        s.dice, s.dice_positions = [], []
     report = exact_odds(s, args.by, args.budget or DEFAULT_BUDGET)
     title = f"exact odds: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
     if args.json:
@@ -88,7 +92,9 @@ def add_overlay_commands(sub, overlay_option) -> None:
     d.add_argument("ruleset")
     overlay_option(d)
     d.add_argument("--situation", help="a situation to compare before and after")
-    d.add_argument("--by", action="append", default=[], metavar="FIELD")
+    d.add_argument("--by", action="append", default=[], metavar="FIELD", help="group outcomes by a result field")
+    d.add_argument("--keep-dice", action="store_true",
+                   help="keep the dice listed in the situation fixed (by default every roll is enumerated)")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=cmd_diff)
 
@@ -165,10 +171,10 @@ def chart_template(r, tables) -> str:
         lines.append(f"  - table: {t.name}")
         lines.append("    set_cells:")
         for ri, ci in unknown:
-            row = json.dumps(t.rows.headings[ri]) if isinstance(t.rows.headings[ri], str) else t.rows.headings[ri]
+            row = json.dumps(t.rows.headings[ri], ensure_ascii=False) if isinstance(t.rows.headings[ri], str) else t.rows.headings[ri]
             if t.columns:
                 col = t.columns.headings[ci]
-                col = json.dumps(col) if isinstance(col, str) else col
+                col = json.dumps(col, ensure_ascii=False) if isinstance(col, str) else col
                 lines.append(f"      - {{row: {row}, column: {col}, value: \"?\"}}")
             else:
                 lines.append(f"      - {{row: {row}, value: \"?\"}}")
@@ -195,6 +201,9 @@ def cmd_diff(args) -> int:
         from .odds import exact_odds
         before_s = load_situation(args.situation)
         after_s = load_situation(args.situation, tuple(args.overlays))
+        if not args.keep_dice:
+            for sit in (before_s, after_s):
+                sit.dice, sit.dice_positions = [], []
         before = {l: p for l, p, _ in exact_odds(before_s, args.by).rows}
         after = {l: p for l, p, _ in exact_odds(after_s, args.by).rows}
         labels = sorted(set(before) | set(after), key=lambda l: -max(before.get(l, 0), after.get(l, 0)))

@@ -146,8 +146,11 @@ def set_value(file: str, path_text: str, value_text: str, validate_fn) -> tuple[
     if style in ("|", ">"):
         raise InputError("that value is a block of text (| or >); edit it in the file", Position(file))
     new_scalar = yaml_scalar(value_text)
-    if style == "'" and not new_scalar.startswith('"'):
-        new_scalar = "'" + new_scalar.replace("'", "''") + "'"
+    text_value = value_text[1:-1] if new_scalar.startswith('"') and value_text.startswith('"') else value_text
+    if style == '"':      # keep the quoting the file used for this value
+        new_scalar = json.dumps(text_value, ensure_ascii=False)
+    elif style == "'":
+        new_scalar = "'" + text_value.replace("'", "''") + "'"
     new_text = text[:start] + new_scalar + text[end:]
     validate_fn(new_text)
     # keep the file's own line endings and encoding: only the scalar's bytes change

@@ -189,10 +189,12 @@ def build_stack(name: str, spec: dict, doc: Document, path: tuple, cite) -> Stac
         raise InputErrors(errors)
     limits = spec.get("limits") or {}
     number = lambda v: Fraction(v).limit_denominator(10_000) if isinstance(v, float) else v
-    return Stack(name, spec["title"], cite(spec.get("cite")), list(spec.get("params") or []),
+    params = spec.get("params") or []
+    param_types = {k: parse_type(v) for k, v in params.items()} if isinstance(params, dict) else {}
+    return Stack(name, spec["title"], cite(spec.get("cite")), list(params),
                  spec.get("combine", "sum"), dict(spec.get("groups") or {}), number(limits.get("min")),
                  number(limits.get("max")), number(spec.get("refuse_below")), number(spec.get("refuse_above")),
-                 mods, doc.at(path))
+                 mods, doc.at(path), param_types)
 
 
 def build_catalogue(name: str, spec: dict, doc: Document, path: tuple, cite) -> Catalogue:

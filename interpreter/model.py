@@ -72,6 +72,7 @@ class Stack:
     refuse_above: Any
     modifiers: list[Modifier]
     pos: Position
+    param_types: dict = field(default_factory=dict)   # name -> TypeRef, where the stack declares them
 
 
 @dataclass

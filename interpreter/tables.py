@@ -96,10 +96,17 @@ class Axis:
         return str(self.headings[i])
 
     def key_index(self, heading) -> int | None:
-        """The index of a heading as written in a cell or grid (exact text or value)."""
+        """The index of a heading as written in a cell or grid (exact text or value).
+
+        On a bands axis a number may also name the band that holds it ("2" for "≤3").
+        """
         for i, h in enumerate(self.headings):
             if h == heading or str(h) == str(heading):
                 return i
+        if self.match == "bands" and isinstance(heading, int) and not isinstance(heading, bool):
+            for i, (lo, hi) in enumerate(self.bands):
+                if lo <= heading <= hi:
+                    return i
         return None
 
 

@@ -1,0 +1,197 @@
+"""Overlays (house rules and players' charts), charts, diff, and lossless in-place editing."""
+
+import json
+import shutil
+from fractions import Fraction
+
+import pytest
+
+from interpreter.api import load_ruleset, load_situation, run_situation
+from interpreter.errors import InputError, InputErrors
+
+from conftest import FIXTURE, ROOT, write_ruleset
+
+HEADER = "overlay: t\nextends: mini\nchanges:\n"
+
+
+def overlay(tmp_path, body, name="o.yaml"):
+    path = tmp_path / name
+    path.write_text(HEADER + body, encoding="utf-8")
+    return path
+
+
+def errors_of(exc):
+    return "\n".join(str(e) for e in getattr(exc, "errors", [exc]))
+
+
+def test_house_rule_changes_a_modifier_and_the_trace_says_where_it_came_from(tmp_path):
+    o = overlay(tmp_path, "  - stack: drm\n    modify: terrain\n    set: {value: 3}\n")
+    s = load_situation(FIXTURE / "situations/attack.yaml", (str(o),))
+    out = run_situation(s)
+    assert out.value["final_dr"] == 8   # dice 2+3, woods now +3 instead of +1
+    lines = [e for e in out.trace.events if e["text"].startswith("terrain:")]
+    assert lines and lines[0]["from"].startswith(str(o)) and ":4:" in lines[0]["from"]
+
+
+def test_added_modifier_goes_where_asked(tmp_path):
+    o = overlay(tmp_path, "  - stack: drm\n    add: {id: night, value: 1, cite: house rule}\n    after: terrain\n")
+    r = load_ruleset(FIXTURE, (str(o),))
+    assert [m.id for m in r.stacks["drm"].modifiers][:2] == ["terrain", "night"]
+
+
+def test_procedure_step_replaced_by_label(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/fire.ump": (FIXTURE / "procedures/fire.ump").read_text().replace(
+        '    if dr.doubles and leader_drm == 0 cite "1.3":\n',
+        '    @cower\n    if dr.doubles and leader_drm == 0 cite "1.3":\n')})
+    o = tmp_path / "o.yaml"
+    o.write_text("overlay: t\nextends: mini\nchanges:\n  - procedure: attack\n    replace_step: cower\n    steps: |\n"
+                 "      note \"house rule: fire groups never cower\"\n")
+    s = load_situation(root / "situations/attack.yaml", (str(o),))
+    s.dice = [[3, 3], [1, 1]]
+    assert run_situation(load_situation(root / "situations/attack.yaml")).value["shift"] == 0  # dice from file
+    base = load_situation(root / "situations/attack.yaml")
+    base.dice = [[3, 3], [1, 1]]
+    assert run_situation(base).value["shift"] == 2           # the base rules cower on doubles
+    out = run_situation(s)
+    assert out.value["shift"] == 0
+    assert any("never cower" in e["text"] for e in out.trace.events)
+    assert any(e.get("from", "").startswith(str(o)) for e in out.trace.events)
+
+
+def test_steps_inserted_before_and_after_a_label(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/fire.ump": (FIXTURE / "procedures/fire.ump").read_text().replace(
+        '    emit shift = cower\n', '    @shift\n    emit shift = cower\n')})
+    o = tmp_path / "o.yaml"
+    o.write_text("overlay: t\nextends: mini\nchanges:\n  - procedure: attack\n    insert_before: shift\n    steps: |\n"
+                 "      set cower = 0\n  - procedure: attack\n    insert_after: shift\n    steps: |\n"
+                 "      emit house = true\n")
+    s = load_situation(root / "situations/attack.yaml", (str(o),))
+    s.dice = [[3, 3], [1, 1]]
+    out = run_situation(s)
+    assert out.value["shift"] == 0 and out.value["house"] is True
+
+
+def test_catalogue_change(tmp_path):
+    o = overlay(tmp_path, "  - catalogue: units\n    entry: rifle\n    set: {morale: 9}\n")
+    r = load_ruleset(FIXTURE, (str(o),))
+    assert r.catalogues["units"].entries["rifle"]["morale"] == 9
+    assert r.catalogues["units"].entries["rifle"]["fp"] == 4
+
+
+def test_stack_cap_changed(tmp_path):
+    o = overlay(tmp_path, "  - stack: drm\n    set: {limits: {max: 1}}\n")
+    s = load_situation(FIXTURE / "situations/attack.yaml", (str(o),))
+    assert load_ruleset(FIXTURE, (str(o),)).stacks["drm"].limit_max == 1
+
+
+def test_targets_that_do_not_exist_get_did_you_mean(tmp_path):
+    o = overlay(tmp_path, "  - stack: drmm\n    remove: terrain\n  - stack: drm\n    remove: terain\n"
+                          "  - procedure: attack\n    remove_step: nothing\n")
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(FIXTURE, (str(o),))
+    text = errors_of(e.value)
+    assert "no stack 'drmm'" in text and "did you mean 'drm'" in text
+    assert "no modifier 'terain'" in text and "did you mean 'terrain'" in text
+    assert "no step labelled @nothing" in text
+    assert f"{o}:4:" in text
+
+
+def test_two_overlays_changing_the_same_thing_conflict(tmp_path):
+    a = overlay(tmp_path, "  - stack: drm\n    modify: terrain\n    set: {value: 2}\n", "a.yaml")
+    b = overlay(tmp_path, "  - stack: drm\n    remove: terrain\n", "b.yaml")
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(FIXTURE, (str(a), str(b)))
+    assert "conflict" in errors_of(e.value) and "a.yaml:4" in errors_of(e.value)
+
+
+def test_overlay_for_another_ruleset_is_refused(tmp_path):
+    o = tmp_path / "o.yaml"
+    o.write_text("overlay: t\nextends: aslsk\nchanges: []\n")
+    with pytest.raises(InputError, match="extends 'aslsk'"):
+        load_ruleset(FIXTURE, (str(o),))
+
+
+def test_chart_overlay_fills_unknown_cells(tmp_path):
+    o = overlay(tmp_path, "  - table: partial\n    set_cells:\n      - {row: 2, column: B, value: 9}\n")
+    r = load_ruleset(FIXTURE, (str(o),))
+    value, _, _ = r.tables["partial"].lookup(1, "B")
+    assert value == 9
+
+
+def test_chart_value_contradicting_a_revealed_cell_is_refused_with_its_source(tmp_path):
+    o = overlay(tmp_path, "  - table: partial\n    set_cells:\n      - {row: 5, column: A, value: 4}\n")
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(FIXTURE, (str(o),))
+    text = errors_of(e.value)
+    assert "rulebook reveals 5" in text and "fixture" in text and f"{o}:6:" in text
+
+
+def test_charts_lists_unknown_cells_and_template_is_a_valid_overlay(cli, tmp_path):
+    code, out, err = cli("charts", FIXTURE)
+    assert code == 0 and "partial" in out and "1 of 6 cells known, 5 unknown" in out
+    code, out, err = cli("charts", FIXTURE, "--template")
+    assert code == 0
+    assert out.count('value: "?"') == 5          # exactly the unknown cells
+    assert "nowhere" in out                       # where on the player aid
+    template = tmp_path / "my-charts.yaml"
+    template.write_text(out.replace('{row: "≤3", column: "B", value: "?"}', '{row: "≤3", column: "B", value: 7}'))
+    code, out2, err = cli("check", FIXTURE, "--with", template)
+    assert code == 0, err
+    r = load_ruleset(FIXTURE, (str(template),))
+    assert r.tables["partial"].lookup(0, "B")[0] == 7
+
+
+def test_diff_lists_changes_and_outcome_shift(cli, tmp_path):
+    o = overlay(tmp_path, "  - stack: drm\n    modify: terrain\n    set: {value: 3}\n")
+    root = write_ruleset(tmp_path, {"situations/s.yaml": "ruleset: ..\nprocedure: attack\ninputs:\n"
+                                    "  firers: [{id: A, counter: rifle}]\n  target: [{id: X, counter: rifle, terrain: woods}]\n"
+                                    "  range: 1\n"})
+    o2 = tmp_path / "o2.yaml"
+    o2.write_text(o.read_text())
+    code, out, err = cli("diff", root, "--with", o2, "--situation", root / "situations/s.yaml", "--by", "result",
+                         "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["changes"]["stacks"][0]["name"] == "drm"
+    assert abs(sum(r["change"] for r in data["outcomes"])) < 1e-9
+    assert any(r["change"] != 0 for r in data["outcomes"])
+
+
+# ---- umpire set ---------------------------------------------------------------------------
+
+def test_set_changes_one_value_and_keeps_every_other_byte(cli, tmp_path):
+    root = write_ruleset(tmp_path, {})
+    path = root / "stacks/fire.yaml"
+    before = path.read_bytes()
+    code, out, err = cli("set", path, "stacks.drm.limits.max", "4")
+    assert code == 0, err
+    after = path.read_bytes()
+    assert after == before.replace(b"limits: {max: 3}", b"limits: {max: 4}")
+    # by id in a list, keeping the quoting style of the old value
+    code, out, err = cli("set", path, "stacks.drm.modifiers.smoke.times", "floor(smoke / 2)")
+    assert code == 0, err
+    assert path.read_bytes() == after.replace(b'times: "ceil(smoke / 2)"', b'times: "floor(smoke / 2)"')
+    assert load_ruleset(root).stacks["drm"].limit_max == 4
+
+
+def test_set_keeps_comments_and_crlf_line_endings(cli, tmp_path):
+    root = write_ruleset(tmp_path, {})
+    path = root / "catalogues/units.yaml"
+    text = path.read_text().replace("\n", "\r\n").replace("entries:", "entries:   # the counters")
+    path.write_bytes(text.encode())
+    code, out, err = cli("set", path, "catalogues.units.entries.rifle.morale", "8")
+    assert code == 0, err
+    assert path.read_bytes() == text.replace("rifle: {fp: 4, morale: 7}", "rifle: {fp: 4, morale: 8}").encode()
+
+
+def test_set_that_would_make_the_file_invalid_writes_nothing(cli, tmp_path):
+    root = write_ruleset(tmp_path, {})
+    path = root / "stacks/fire.yaml"
+    before = path.read_bytes()
+    code, out, err = cli("set", path, "stacks.fp_multipliers.combine", "average")
+    assert code == 2 and "expected one of: sum, product" in err
+    code, out, err = cli("set", path, "stacks.drm.modifiers.terrain.value", "terrain[target.terain].tem")
+    assert code == 2 and "did you mean" in err and str(path) in err
+    code, out, err = cli("set", path, "stacks.drm.modifier.terrain.value", "1")
+    assert code == 2 and "did you mean 'modifiers'" in err
+    assert path.read_bytes() == before
