@@ -12,6 +12,7 @@ text added to a number, an unknown cell) still carry the source position.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 from fractions import Fraction
@@ -22,7 +23,7 @@ from .dice import DiceKind, literal_kind
 from .errors import AdjudicationError, LimitError, Refusal, did_you_mean
 from .model import Modifier, Procedure, Ruleset, Stack
 from .stacks import evaluate_stack
-from .values import Record, Roll, brief, normalise, show, type_name
+from .values import DEAD, Record, Roll, brief, normalise, show, type_name
 
 Fn = Callable[[dict, Any], Any]
 
@@ -80,6 +81,8 @@ _VERBS = {"+": "add to", "-": "subtract from", "*": "multiply", "/": "divide", "
 def _truth(value, pos, what="condition"):
     if value is True or value is False:
         return value
+    if value is DEAD and what != "condition":
+        return DEAD   # a logic expression in unused code (see demand.py); an if never sees DEAD
     raise AdjudicationError(f"this {what} gave {type_name(value)} {show(value)}, but true or false is needed", pos)
 
 
@@ -139,6 +142,7 @@ class Compiler:
         self.ruleset = ruleset
         self.globals = {name: Record(c.entries) for name, c in ruleset.catalogues.items()}
         self.overlay_files = set(ruleset.overlays)
+        self.in_overlay = False   # compiling the inside of a step an overlay supplied
 
     def compile(self) -> None:
         mark_deterministic(self.ruleset)
@@ -156,6 +160,7 @@ class Compiler:
 
     # -- procedures
     def compile_procedure(self, proc: Procedure) -> None:
+        self.unordered_rolls = unordered_rolls(proc.syntax.body)
         body = self.block(proc.syntax.body)
         defaults = [(p.name, self.expr(p.default)) for p in proc.params if p.default is not None]
         name, cite, ruleset = proc.name, proc.cite, self.ruleset
@@ -223,10 +228,14 @@ class Compiler:
     # -- statements
     def statement(self, s: ast.Statement) -> Fn:
         method = getattr(self, "s_" + type(s).__name__.lower())
-        fn = method(s, self.ruleset.cite(s.cite))
-        if s.pos.file in self.overlay_files:
-            return _from_overlay(fn, s.pos)
-        return fn
+        from_overlay = s.pos.file in self.overlay_files and not self.in_overlay
+        self.in_overlay = self.in_overlay or from_overlay
+        try:
+            fn = method(s, self.ruleset.cite(s.cite))
+        finally:
+            if from_overlay:
+                self.in_overlay = False
+        return _from_overlay(fn, s.pos) if from_overlay else fn
 
     def s_let(self, s: ast.Let, cite):
         value, name, text = self.expr(s.value), s.name, ast.unparse(s.value)
@@ -242,6 +251,8 @@ class Compiler:
 
     def s_roll(self, s: ast.Roll, cite):
         kind = self.dice_kind(s.dice)
+        if s.name in self.unordered_rolls and kind.count > 1:
+            kind = dataclasses.replace(kind, ordered=False)
         limit = self.ruleset.limits["dice"]
         if kind.count > limit:
             raise LimitError(f"this roll uses {kind.count} dice, more than the limit of {limit} (limit 'dice')", s.pos)
@@ -501,6 +512,8 @@ class Compiler:
         def update(env, rt):
             v = target(env, rt)
             if not isinstance(v, Record):
+                if v is DEAD:
+                    return DEAD
                 raise AdjudicationError(f"'with' updates a record, not {type_name(v)} {show(v)}", pos)
             return v.updated({k: f(env, rt) for k, f in fields})
         return update
@@ -650,7 +663,7 @@ class Compiler:
                 return then(env, rt)
             if c is False:
                 return otherwise(env, rt)
-            _truth(c, pos)
+            return _truth(c, pos, "condition of 'if ... else'")
         return conditional
 
     def e_function(self, e: ast.Function):
@@ -663,6 +676,8 @@ class Compiler:
             try:
                 return normalise(fn(*values))
             except (TypeError, ValueError, AttributeError):
+                if any(v is DEAD for v in values):
+                    return DEAD
                 raise AdjudicationError(f"{name}() cannot take {', '.join(type_name(v) + ' ' + show(v) for v in values)}",
                                         pos) from None
         return call_builtin
@@ -677,6 +692,8 @@ class Compiler:
             """The elements' values (or the items themselves) that pass the condition, as a list."""
             src = source(env, rt)
             if src.__class__ is not tuple:
+                if src is DEAD:
+                    return DEAD
                 raise AdjudicationError(f"{name}(... for {var} in ...) needs a list, not {type_name(src)} {show(src)}",
                                         pos)
             saved = env.get(var, _MISSING)
@@ -723,6 +740,8 @@ class Compiler:
 
         def aggregate(env, rt):
             vs = values(env, rt)
+            if vs is DEAD:
+                return DEAD
             try:
                 return combine(vs)
             except TypeError:
@@ -830,6 +849,8 @@ class Compiler:
 
 _MISSING = object()
 _NO_MATCH = object()
+_ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d[2], "doubles": lambda r: r._d[4],
+                "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
 _MEMO_LIMIT = 4096
 
 
@@ -859,6 +880,35 @@ def mark_deterministic(ruleset: Ruleset) -> None:
     for name, proc in ruleset.procedures.items():
         proc.deterministic = name in pure
         proc.memo = {}
+
+
+_ORDER_FREE_FIELDS = {"original", "final", "doubles", "modifier"}
+_ORDER_FREE_OPS = {"+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">="}
+
+
+def unordered_rolls(body) -> set[str]:
+    """Roll names whose dice the procedure never tells apart.
+
+    A roll read only through its total, final value, modifier or doubles (or used as a number
+    in arithmetic and comparisons) gives the same result for every order of the same faces,
+    so exact odds may enumerate unordered faces. Any other use (a named die, ``dice``, the
+    roll passed whole to a call, a record or a text) keeps it ordered.
+    """
+    names = {n.name for n in _walk(body) if isinstance(n, ast.Roll)}
+    if not names:
+        return set()
+    safe: set[int] = set()
+    for n in _walk(body):
+        if isinstance(n, ast.Attribute) and isinstance(n.target, ast.Name) and n.name in _ORDER_FREE_FIELDS:
+            safe.add(id(n.target))
+        elif isinstance(n, ast.Binary) and n.op in _ORDER_FREE_OPS:
+            for side in (n.left, n.right):
+                if isinstance(side, ast.Name):
+                    safe.add(id(side))
+        elif isinstance(n, ast.Unary) and n.op == "-" and isinstance(n.operand, ast.Name):
+            safe.add(id(n.operand))
+    ordered = {n.name for n in _walk(body) if isinstance(n, ast.Name) and n.name in names and id(n) not in safe}
+    return names - ordered
 
 
 def _walk(node):
@@ -892,7 +942,10 @@ def _is_literal_text(text: str, value) -> bool:
 
 
 def _slow_attribute(v, name, pos):
-    if isinstance(v, Roll):
+    if v.__class__ is Roll:
+        getter = _ROLL_FIELDS.get(name)
+        if getter is not None:
+            return getter(v)
         try:
             return v.field(name)
         except KeyError:

@@ -14,6 +14,7 @@ A source only returns faces; the interpreter builds the ``Roll`` value.
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
@@ -30,6 +31,7 @@ class DiceKind:
     names: tuple[str, ...]
     sides: int
     zero_reads_as: int | None = None
+    ordered: bool = True      # False: the procedure reads only the total, doubles or final value
 
     @property
     def count(self) -> int:
@@ -38,12 +40,24 @@ class DiceKind:
     def describe(self) -> str:
         return f"{self.count}d{self.sides}" if self.count > 1 else f"d{self.sides}"
 
-    def outcomes(self) -> list[tuple[int, ...]]:
-        """Every ordered outcome, each equally likely."""
-        return list(itertools.product(range(1, self.sides + 1), repeat=self.count))
+    def outcomes(self) -> list[tuple[tuple[int, ...], int, int]]:
+        """Every outcome as (faces, weight numerator, weight denominator).
 
-    def probability_each(self) -> Fraction:
-        return Fraction(1, self.sides ** self.count)
+        Ordered kinds list every ordered tuple (each 1 / sides^count). When the procedure
+        cannot tell the dice apart (``ordered`` is False), permutations are one outcome
+        weighted by how many orders give it: 21 outcomes for 2d6 instead of 36.
+        """
+        total = self.sides ** self.count
+        faces = range(1, self.sides + 1)
+        if self.ordered or self.count == 1:
+            return [(combo, 1, total) for combo in itertools.product(faces, repeat=self.count)]
+        out = []
+        for combo in itertools.combinations_with_replacement(faces, self.count):
+            orders = math.factorial(self.count)
+            for face in set(combo):
+                orders //= math.factorial(combo.count(face))
+            out.append((combo, orders, total))
+        return out
 
     def read_given(self, entry, where: str) -> tuple[int, ...]:
         """A situation's dice entry for this roll: one number per die, or a total."""
@@ -91,8 +105,8 @@ class DiceSource:
     def roll(self, kind: DiceKind, label: str, pos: Position | None) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def branch(self, options: Sequence[tuple[object, Fraction]]):
-        """Pick one of several weighted outcomes (used when a whole sub-procedure is collapsed)."""
+    def branch(self, options: Sequence[tuple[object, int, int]]):
+        """Pick one of several outcomes, each (value, weight numerator, weight denominator)."""
         raise NotImplementedError
 
     @property
@@ -118,8 +132,8 @@ class SeededDice(DiceSource):
     def branch(self, options):
         x = self.rng.random()
         acc = Fraction(0)
-        for value, weight in options:
-            acc += weight
+        for value, num, den in options:
+            acc += Fraction(num, den)
             if x < acc:
                 return value
         return options[-1][0]

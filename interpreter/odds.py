@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
+from .demand import ALL, demanded, project
 from .dice import DiceKind, DiceSource, SeededDice
 from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError
 from .runtime import Runtime
@@ -55,17 +56,24 @@ class _Stop:
 
 
 class _PathDice(DiceSource):
-    """Follows a path of choices; records each branch point's options for the odometer."""
+    """Follows a path of choices; records each branch point's width for the odometer.
 
-    __slots__ = ("given", "given_used", "path", "at", "widths", "weights")
+    The path's probability is kept as an integer numerator and denominator, so no
+    fraction arithmetic happens inside the enumeration loop.
+    """
 
-    def __init__(self, given: list, path: list[int]):
+    __slots__ = ("given", "given_used", "path", "at", "widths", "num", "den")
+
+    def __init__(self, given: list):
         self.given = given
+        self.widths: list[int] = []
+
+    def reset(self, path: list[int]) -> None:
         self.given_used = 0
         self.path = path
         self.at = 0
-        self.widths: list[int] = []
-        self.weights: list[Fraction] = []
+        self.num = 1
+        self.den = 1
 
     @property
     def pending_given(self) -> bool:
@@ -79,8 +87,11 @@ class _PathDice(DiceSource):
         else:
             choice = 0
             self.path.append(0)
-        if i >= len(self.widths):
-            self.widths.append(n)
+        widths = self.widths
+        if i < len(widths):
+            widths[i] = n
+        else:
+            widths.append(n)
         return choice
 
     def roll(self, kind: DiceKind, label, pos):
@@ -89,15 +100,25 @@ class _PathDice(DiceSource):
             self.given_used += 1
             return faces
         outcomes = _outcomes(kind)
-        choice = self._choose(len(outcomes))
-        self.weights.append(kind.probability_each())
-        return outcomes[choice]
+        faces, num, den = outcomes[self._choose(len(outcomes))]
+        self.num *= num
+        self.den *= den
+        return faces
 
     def branch(self, options):
-        choice = self._choose(len(options))
-        value, weight = options[choice]
-        self.weights.append(weight)
+        value, num, den = options[self._choose(len(options))]
+        self.num *= num
+        self.den *= den
         return value
+
+
+def _fraction(by_den: dict[int, int]) -> Fraction:
+    """The sum of numerator/denominator pairs as one exact fraction (one division, not many)."""
+    if len(by_den) == 1:
+        (d, n), = by_den.items()
+        return Fraction(n, d)
+    common = math.lcm(*by_den)
+    return Fraction(sum(n * (common // d) for d, n in by_den.items()), common)
 
 
 _OUTCOME_CACHE: dict[DiceKind, list] = {}
@@ -117,6 +138,7 @@ class Enumerator:
     ruleset: Any
     choices: dict
     budget: int = DEFAULT_BUDGET
+    demands: dict = field(default_factory=dict)   # procedure -> result fields any use needs (demand.py)
     paths: int = 0
     memo: dict = field(default_factory=dict)
     memo_hits: int = 0
@@ -124,22 +146,28 @@ class Enumerator:
     def distribution(self, procedure, args: dict, given: list | None = None, depth: int = 0) -> dict[Any, Fraction]:
         """Every outcome of running ``procedure`` on ``args`` with its exact probability."""
         given = list(given or [])
-        dist: dict[Any, Fraction] = defaultdict(Fraction)
+        counts: dict[Any, dict[int, int]] = {}     # outcome -> {denominator: numerator}
         path: list[int] = []
+        dice = _PathDice(given)
+        demand = self.demands.get(procedure.name, ALL)
+        rt = Runtime(self.ruleset, dice, None, self.choices)
+        rt.call_hook = self._hook(rt)
+        steps = rt.limits["steps"]
         while True:
-            dice = _PathDice(given, path)
-            rt = Runtime(self.ruleset, dice, None, self.choices)
-            rt.depth = depth
-            rt.call_hook = self._hook(rt)
+            dice.reset(path)
+            rt.steps_left, rt.depth = steps, depth
+            rt.choice_counts.clear()
             value = _run(rt, procedure, args)
+            if demand is not ALL:
+                value = project(value, demand)
             self.paths += 1
             if self.paths > self.budget:
                 raise LimitError(f"exact odds need more than {self.budget:,} paths through the dice",
                                  hint="use `umpire simulate` for an estimate, or raise --budget")
-            p = Fraction(1)
-            for w in dice.weights:
-                p *= w
-            dist[value] += p
+            by_den = counts.get(value)
+            if by_den is None:
+                by_den = counts[value] = {}
+            by_den[dice.den] = by_den.get(dice.den, 0) + dice.num
             # odometer: advance the last branch point that has options left
             del path[dice.at:]
             widths = dice.widths
@@ -147,9 +175,10 @@ class Enumerator:
             while i >= 0 and path[i] + 1 >= widths[i]:
                 i -= 1
             if i < 0:
-                return dict(dist)
+                break
             path[i] += 1
             del path[i + 1:]
+        return {value: _fraction(by_den) for value, by_den in counts.items()}
 
     def _hook(self, rt: Runtime) -> Callable:
         def call(procedure, args, pos):
@@ -159,7 +188,8 @@ class Enumerator:
             dist = self.memo.get(key)
             if dist is None:
                 dist = self.distribution(procedure, args, depth=rt.depth + 1)
-                dist = self.memo[key] = sorted(dist.items(), key=lambda kv: -kv[1])
+                dist = self.memo[key] = [(v, p.numerator, p.denominator)
+                                         for v, p in sorted(dist.items(), key=lambda kv: -kv[1])]
             else:
                 self.memo_hits += 1
             value = rt.dice.branch(dist)
@@ -276,9 +306,15 @@ def group(dist: dict, by: list[str]) -> list[tuple[str, Fraction]]:
     return sorted(grouped.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET) -> Report:
+def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True) -> Report:
+    """Exact odds of a situation's outcomes grouped by ``by``.
+
+    ``merge_unneeded`` merges sub-results that differ only in fields no grouping can see
+    (demand.py); turning it off gives the same answer, more slowly (the tests compare them).
+    """
     start = time.perf_counter()
-    enum = Enumerator(situation.ruleset, situation.choices, budget)
+    demands = demanded(situation.ruleset, situation.procedure.name, by) if merge_unneeded else {}
+    enum = Enumerator(situation.ruleset, situation.choices, budget, demands)
     dist = enum.distribution(situation.procedure, situation.args, situation.dice)
     rows = [(label, p, None) for label, p in group(dist, by)]
     return Report(rows, sum(dist.values(), Fraction(0)), enum.paths, True, seconds=time.perf_counter() - start,

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from . import syntax as ast
 from .errors import InputError, InputErrors, Position, did_you_mean
-from .loader import build_stack, build_table, yaml_expression
+from .loader import add_procedures, build_stack, build_table, yaml_expression
 from .model import Modifier, Ruleset
-from .parser import parse_steps
+from .parser import parse_module, parse_steps
 from .schema import validate
 from .source import Document, load_yaml
 from .tables import UNKNOWN
@@ -79,6 +79,8 @@ def _apply(r: Ruleset, doc: Document, path: tuple, c: dict, touched: dict, log: 
         _stack_change(r, doc, path, c, touched, log)
     elif "catalogue" in c:
         _catalogue_change(r, doc, path, c, touched, log)
+    elif "add_procedures" in c:
+        _add_procedures(r, doc, path, c, touched, log)
     else:
         _procedure_change(r, doc, path, c, touched, log)
 
@@ -284,6 +286,24 @@ def _catalogue_change(r: Ruleset, doc, path, c, touched, log) -> None:
 
 
 # ---- procedures ----------------------------------------------------------------------------
+
+def _add_procedures(r: Ruleset, doc, path, c, touched, log) -> None:
+    _only(c, {"add_procedures"}, doc, path, "add_procedures")
+    spos = doc.at(path + ("add_procedures",))
+    import textwrap
+    text = textwrap.dedent(c["add_procedures"])
+    first = next((l for l in c["add_procedures"].splitlines() if l.strip()), "")
+    indent = len(first) - len(first.lstrip())
+    procedures = parse_module(text, spos.file, Position(spos.file, spos.line + 1, indent + 1), indent)
+    for p in procedures:
+        if p.name in r.procedures:
+            raise InputError(f"the base ruleset already has a procedure '{p.name}'; change its steps instead "
+                             "(replace_step, insert_before, insert_after, remove_step)", p.pos)
+        _claim(touched, ("procedures", p.name), p.pos, f"procedure '{p.name}'")
+    add_procedures(r, procedures)
+    for p in procedures:
+        log.append(Change("procedures", p.name, "added procedure", p.pos))
+
 
 def _procedure_change(r: Ruleset, doc, path, c, touched, log) -> None:
     name = c["procedure"]

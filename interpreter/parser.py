@@ -77,9 +77,9 @@ def _token_text(token: Token) -> str:
 
 # ---- parsing entry points -------------------------------------------------------------
 
-def parse_module(text: str, file: str) -> list[ast.Procedure]:
-    """Parse a whole .ump file into its procedures."""
-    locate = _Locator(Position(file, 1, 1))
+def parse_module(text: str, file: str, where: Position | None = None, indent: int = 0) -> list[ast.Procedure]:
+    """Parse a whole .ump file (or a block of procedures in an overlay) into its procedures."""
+    locate = _Locator(where or Position(file, 1, 1), indent)
     tree = _parse(text if text.endswith("\n") else text + "\n", "module", locate)
     return _ToAst(locate).transform(tree)
 

@@ -8,6 +8,7 @@ couple of list operations.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -64,15 +65,10 @@ class Axis:
     def index(self, value) -> int | object:
         """The heading index a value reads, OFF when it falls below an at_most axis."""
         if self.match == "at_most":
-            if isinstance(value, bool) or not isinstance(value, (int, Fraction)):
+            if value.__class__ is bool or not isinstance(value, (int, Fraction)):
                 raise TypeError(f"a number is needed to pick the {self.title or 'heading'}")
-            found = OFF
-            for i, h in enumerate(self.headings):
-                if h <= value:
-                    found = i
-                else:
-                    break
-            return found
+            i = bisect_right(self.headings, value) - 1   # headings are increasing (checked at load)
+            return OFF if i < 0 else i
         if self.match == "bands":
             for i, (lo, hi) in enumerate(self.bands):
                 if lo <= value <= hi:

@@ -51,7 +51,7 @@ class Roll(int):
         original = sum(dice)
         final = original + modifier
         self = int.__new__(cls, final if final.__class__ is int else int(final))
-        self._d = (dice, names, modifier, original)
+        self._d = (dice, names, modifier, original, len(dice) > 1 and dice.count(dice[0]) == len(dice))
         return self
 
     @property
@@ -76,8 +76,7 @@ class Roll(int):
 
     @property
     def doubles(self) -> bool:
-        dice = self._d[0]
-        return len(dice) > 1 and all(d == dice[0] for d in dice)
+        return self._d[4]
 
     @property
     def frozen(self) -> tuple:
@@ -96,6 +95,31 @@ class Roll(int):
 
     def __repr__(self) -> str:
         return show(self)
+
+
+class _Dead:
+    """A result field no caller needs (exact odds merge outcomes that differ only there).
+
+    Only computations whose own results go unused ever meet it, so it absorbs what they do:
+    reading a field, arithmetic and ordering give DEAD again.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "…"
+
+    def __getitem__(self, key):
+        return self
+
+    def _absorb(self, *other):
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _absorb
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = __lt__ = __le__ = __gt__ = __ge__ = _absorb
+
+
+DEAD = _Dead()
 
 
 def normalise(value: Any) -> Any:
@@ -130,11 +154,15 @@ def thaw(value: Any) -> Any:
         return [thaw(v) for v in value]
     if isinstance(value, Fraction):
         return str(value) if value.denominator != 1 else int(value)
+    if value is DEAD:
+        return None
     return value
 
 
 def show(value: Any) -> str:
     """A value as a player would read it in a trace."""
+    if value is DEAD:
+        return "…"
     if isinstance(value, Roll):
         dice = ", ".join(str(d) for d in value.dice)
         if value.modifier:

@@ -109,3 +109,36 @@ def test_cli_odds_json_and_text(cli, tmp_path):
     assert sum(Fraction(o["fraction"]) for o in data["outcomes"]) == 1
     code, out, err = cli("simulate", root / "situations/mc.yaml", "-n", "500", "--seed", "3", "--by", "state")
     assert code == 0 and "500 runs, seed 3" in out
+
+
+def _situations():
+    paths = [FIXTURE / "situations/attack.yaml"] + sorted((ROOT / "rulesets").glob("*/situations/*.yaml"))
+    return [pytest.param(p, id=f"{p.parent.parent.name}/{p.stem}") for p in paths]
+
+
+@pytest.mark.parametrize("path", _situations())
+def test_merging_unneeded_fields_never_changes_the_odds(path):
+    """For every result field as the grouping (and for the whole result), the shares are identical."""
+    s = situation(path)
+    fields = set()
+    from interpreter.odds import Enumerator
+    values = Enumerator(s.ruleset, s.choices, 500_000).distribution(s.procedure, s.args, s.dice)
+    for v in values:
+        if hasattr(v, "keys"):
+            fields |= set(v.keys())
+    for f in sorted(fields) + [None]:
+        by = [f] if f else []
+        assert shares(exact_odds(s, by, budget=500_000)) == shares(exact_odds(s, by, budget=500_000,
+                                                                              merge_unneeded=False)), f
+
+
+def test_unordered_dice_only_when_the_procedure_cannot_tell_them_apart(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure colored_low():\n    roll dr = DR\n    return dr.colored <= 2\n\n"
+                                    "procedure total_low():\n    roll dr = DR\n    return dr.original <= 4\n",
+                                    "situations/c.yaml": "ruleset: ..\nprocedure: colored_low\n",
+                                    "situations/t.yaml": "ruleset: ..\nprocedure: total_low\n"})
+    c = exact_odds(situation(root / "situations/c.yaml"), [])
+    t = exact_odds(situation(root / "situations/t.yaml"), [])
+    assert shares(c)["true"] == Fraction(1, 3) and c.paths == 36
+    assert shares(t)["true"] == Fraction(6, 36) and t.paths == 21
