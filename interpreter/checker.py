@@ -324,6 +324,8 @@ class Checker:
                 self.used["tables"].add(tname)
                 names = ["row", "column", "shift"] if table.columns is not None else ["row"]
                 required = {"row", "column"} if table.columns is not None else {"row"}
+                if isinstance(e, ast.Locate) and table.columns is not None:
+                    required = {"column"}   # locate may ask only which column a value reads
                 self.arguments(f"lookup of table '{tname}'", names, required, args, e.pos, allow_positional=False)
                 return UNKNOWN
             case ast.Apply(stack=sname, args=args):

@@ -828,9 +828,11 @@ class Compiler:
         pos = e.pos
 
         def locate(env, rt):
-            r = row(env, rt)
             c = column(env, rt) if column is not None else None
             s = shift(env, rt) if shift is not None else 0
+            if row is None:
+                return Record({"row": None, "column": table.column_heading(c, s, pos)})
+            r = row(env, rt)
             ri, ci = table.locate(r, c, s, pos)
             return Record({"row": table.rows.headings[ri] if ri is not None else None,
                            "column": (table.columns.headings[ci] if ci is not None else None)

@@ -92,7 +92,9 @@ class UnknownCellError(AdjudicationError):
 
     def __init__(self, table: str, title: str, row_label: str, column_label: str | None,
                  player_aid: str | None, position: Position | None = None):
-        where = f"row {row_label}" + (f", column {column_label}" if column_label is not None else "")
+        parts = ([f"row {row_label}"] if row_label is not None else []) + \
+            ([f"column {column_label}"] if column_label is not None else [])
+        where = ", ".join(parts)
         aid = f" (printed on {player_aid})" if player_aid else ""
         message = f"table '{table}' ({title}){aid}: the cell at {where} is not given in the rulebook"
         hint = ("supply it from your own chart with an overlay: "
@@ -103,8 +105,9 @@ class UnknownCellError(AdjudicationError):
 
     @property
     def short(self) -> str:
-        col = f", column {self.column_label}" if self.column_label is not None else ""
-        return f"needs chart: {self.table} row {self.row_label}{col}"
+        parts = ([f"row {self.row_label}"] if self.row_label is not None else []) + \
+            ([f"column {self.column_label}"] if self.column_label is not None else [])
+        return f"needs chart: {self.table} " + ", ".join(parts)
 
 
 class LimitError(AdjudicationError):

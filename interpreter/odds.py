@@ -326,15 +326,24 @@ def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bo
     from .dice import GivenDice
     start = time.perf_counter()
     rng_seed = seed if seed is not None else SeededDice().seed
-    master = SeededDice(rng_seed)
+    master = SeededDice(rng_seed)      # one stream for the whole simulation: reproducible from one seed
+    if situation.dice:
+        dice = GivenDice(situation.dice, None, situation.dice_positions)
+        dice.fallback = master
+    else:
+        dice = master
     counts: dict[str, int] = defaultdict(int)
     show_bar = progress and sys.stderr.isatty() and runs >= 2000
     step = max(1, runs // 100)
     proc, args, ruleset, choices = situation.procedure, situation.args, situation.ruleset, situation.choices
+    rt = Runtime(ruleset, dice, None, choices)
+    steps = rt.limits["steps"]
     for i in range(runs):
-        dice = GivenDice(situation.dice, None, situation.dice_positions)
-        dice.fallback = master  # one stream for the whole simulation: reproducible from one seed
-        rt = Runtime(ruleset, dice, None, choices)
+        rt.steps_left, rt.depth = steps, 0
+        rt.choice_counts.clear()
+        if dice is not master:
+            dice.used = 0
+            dice.history.clear()
         counts[group_label(_run(rt, proc, args), by)] += 1
         if show_bar and i % step == 0:
             _bar(i, runs, start)

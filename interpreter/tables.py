@@ -210,10 +210,34 @@ class Table:
                     return r, None
         return r, c
 
+    def column_heading(self, column, shift: int = 0, pos: Position | None = None):
+        """The column heading a value reads after a shift, without any row (None off the table)."""
+        c = self.columns.index(column)
+        if (c is None or c is OFF) and self.columns.open:
+            raise UnknownCellError(self.name, self.title, None, f"for {self.columns.title} {show(column)} (the "
+                                   f"rulebook shows only {', '.join(map(str, self.columns.headings))})",
+                                   self.player_aid, pos)
+        if c is None:
+            raise AdjudicationError(f"table '{self.name}' has no column for {show(column)}", pos)
+        if c is OFF:
+            return None
+        if self.columns.open and self.columns.beyond_last(column):
+            self._unknown_heading(self.columns, column, pos)
+        c += shift
+        if 0 <= c < len(self.columns.headings):
+            return self.columns.headings[c]
+        if self.columns.open:
+            side = "left of the first" if c < 0 else "right of the last"
+            raise UnknownCellError(self.name, self.title, None, f"{abs(shift)} shift(s) from {show(column)}, "
+                                   f"{side} known column", self.player_aid, pos)
+        if self.shift_off_edge == "clamp":
+            return self.columns.headings[max(0, min(c, len(self.columns.headings) - 1))]
+        return None
+
     def _unknown_heading(self, axis, value, pos):
         rows = axis is self.rows
         label = f"for {axis.title} {show(value)} (the rulebook shows only {', '.join(map(str, axis.headings))})"
-        raise UnknownCellError(self.name, self.title, label if rows else "?", None if rows else label,
+        raise UnknownCellError(self.name, self.title, label if rows else None, None if rows else label,
                                self.player_aid, pos)
 
     def lookup(self, row, column=None, shift: int = 0, pos: Position | None = None):
