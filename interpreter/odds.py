@@ -399,10 +399,14 @@ def plot(report: Report, title: str, path: str) -> None:
         raise InputError("--plot needs matplotlib: pip install 'umpire[plot]' (or pip install matplotlib)") from None
     labels = [r[0] for r in report.rows][::-1]
     shares = [float(r[1]) * 100 for r in report.rows][::-1]
-    fig, ax = plt.subplots(figsize=(8, 0.4 * len(labels) + 1.5))
-    ax.barh(labels, shares, xerr=None if report.exact else [r[2] * 100 for r in report.rows][::-1])
-    ax.set_xlabel("chance (%)")
-    ax.set_title(title)
+    import textwrap
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.8))
+    bars = ax.barh(labels, shares, xerr=None if report.exact else [r[2] * 100 for r in report.rows][::-1])
+    for bar, share in zip(bars, shares):
+        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {share:.1f}%", va="center", fontsize=9)
+    ax.set_xlim(0, max(shares + [1]) * 1.15)
+    ax.set_xlabel("chance (%)" + ("" if report.exact else f", {report.runs:,} runs (bars: one standard error)"))
+    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=11)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

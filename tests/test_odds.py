@@ -142,3 +142,21 @@ def test_unordered_dice_only_when_the_procedure_cannot_tell_them_apart(tmp_path)
     t = exact_odds(situation(root / "situations/t.yaml"), [])
     assert shares(c)["true"] == Fraction(1, 3) and c.paths == 36
     assert shares(t)["true"] == Fraction(6, 36) and t.paths == 21
+
+
+def test_plot_writes_a_png(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    root = write_ruleset(tmp_path, {"situations/mc.yaml":
+                                    "ruleset: ..\nprocedure: morale_check\ninputs: {unit: {id: X, counter: rifle}}\n"})
+    out_png = tmp_path / "odds.png"
+    code, out, err = cli("odds", root / "situations/mc.yaml", "--by", "state", "--plot", out_png)
+    assert code == 0 and out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_is_a_clear_error(cli, tmp_path, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    root = write_ruleset(tmp_path, {"situations/mc.yaml":
+                                    "ruleset: ..\nprocedure: morale_check\ninputs: {unit: {id: X, counter: rifle}}\n"})
+    code, out, err = cli("odds", root / "situations/mc.yaml", "--plot", tmp_path / "x.png")
+    assert code == 2 and "needs matplotlib" in err and "Traceback" not in err
