@@ -113,15 +113,12 @@ def cmd_check(args) -> int:
     cases = collect(args.ruleset)
     situations = sorted((ruleset.root / "situations").glob("*.y*ml"))
     from .api import load_situation
-    errors = []
+    from .errors import ErrorCollector
+    errors = ErrorCollector()
     for s in situations:
-        try:
+        with errors.attempt():
             load_situation(s, tuple(args.overlays))
-        except InputError as e:
-            errors.append(e)
-    if errors:
-        from .errors import InputErrors
-        raise InputErrors(errors)
+    errors.raise_any()
     unknown = sum(t.size - t.known_count for t in ruleset.tables.values())
     summary = (f"{ruleset.id}: ok — {len(ruleset.procedures)} procedures, {len(ruleset.tables)} tables "
                f"({unknown} unknown cells), {len(ruleset.stacks)} modifier stacks, {len(ruleset.catalogues)} "
@@ -239,20 +236,17 @@ def render_value(value, indent: str) -> list[str]:
 
 def cmd_test(args) -> int:
     from .testing import collect, run_case
-    from .errors import InputErrors
+    from .errors import ErrorCollector
     cases = collect(args.ruleset)
     for c in cases:
         c.overlays = c.overlays + tuple(args.overlays)
     if args.pattern:
         cases = [c for c in cases if args.pattern.lower() in (c.id + " " + (c.title or "")).lower()]
-    results, errors = [], []
+    results, collector = [], ErrorCollector()
     for case in cases:
-        try:
+        with collector.attempt():
             results.append(run_case(case))
-        except InputErrors as e:
-            errors += e.errors
-        except InputError as e:
-            errors.append(e)
+    errors = collector.errors
     passed = sum(r.passed for r in results)
     failed = len(results) - passed
     if args.json:

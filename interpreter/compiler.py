@@ -78,6 +78,24 @@ _VERBS = {"+": "add to", "-": "subtract from", "*": "multiply", "/": "divide", "
           "<": "compare", "<=": "compare", ">": "compare", ">=": "compare", "in": "look for", "not in": "look for"}
 
 
+def _logic2(f1, p1, f2, p2, op: str):
+    """``a and b`` / ``a or b`` as one closure: the first operand decides unless it is the neutral value."""
+    decisive = op == "or"          # True ends an 'or', False ends an 'and'
+    what = f"operand of '{op}'"
+
+    def logic2(env, rt):
+        v = f1(env, rt)
+        if v is decisive:
+            return v
+        if v is not (not decisive):
+            _truth(v, p1, what)
+        v = f2(env, rt)
+        if v is True or v is False:
+            return v
+        return _truth(v, p2, what)
+    return logic2
+
+
 def _truth(value, pos, what="condition"):
     if value is True or value is False:
         return value
@@ -608,31 +626,7 @@ class Compiler:
     def e_logical(self, e: ast.Logical):
         operands = [(self.expr(o), o.pos) for o in e.operands]
         if len(operands) == 2:
-            (f1, p1), (f2, p2) = operands
-            if e.op == "and":
-                def and2(env, rt):
-                    v = f1(env, rt)
-                    if v is False:
-                        return False
-                    if v is not True:
-                        _truth(v, p1, "operand of 'and'")
-                    v = f2(env, rt)
-                    if v is True or v is False:
-                        return v
-                    return _truth(v, p2, "operand of 'and'")
-                return and2
-
-            def or2(env, rt):
-                v = f1(env, rt)
-                if v is True:
-                    return True
-                if v is not False:
-                    _truth(v, p1, "operand of 'or'")
-                v = f2(env, rt)
-                if v is True or v is False:
-                    return v
-                return _truth(v, p2, "operand of 'or'")
-            return or2
+            return _logic2(*operands[0], *operands[1], e.op)
         if e.op == "and":
             def and_(env, rt):
                 for f, pos in operands:
@@ -794,10 +788,13 @@ class Compiler:
             return result
         return call
 
-    def e_lookup(self, e: ast.Lookup):
-        table = self.ruleset.tables[e.table]
+    def table_args(self, e):
+        """A lookup's or locate's table and its compiled row, column and shift (None when left out)."""
         args = {a.name: self.expr(a.value) for a in e.args}
-        row, column, shift = args.get("row"), args.get("column"), args.get("shift")
+        return self.ruleset.tables[e.table], args.get("row"), args.get("column"), args.get("shift")
+
+    def e_lookup(self, e: ast.Lookup):
+        table, row, column, shift = self.table_args(e)
         pos = e.pos
 
         def lookup(env, rt):
@@ -822,9 +819,7 @@ class Compiler:
         return lookup
 
     def e_locate(self, e: ast.Locate):
-        table = self.ruleset.tables[e.table]
-        args = {a.name: self.expr(a.value) for a in e.args}
-        row, column, shift = args.get("row"), args.get("column"), args.get("shift")
+        table, row, column, shift = self.table_args(e)
         pos = e.pos
 
         def locate(env, rt):

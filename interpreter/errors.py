@@ -13,6 +13,7 @@ Three families, matching the exit codes of the command line:
 from __future__ import annotations
 
 import difflib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -72,6 +73,33 @@ class InputErrors(InputError):
         if len(self.errors) > 1:
             lines.append(f"{len(self.errors)} errors")
         return "\n".join(lines)
+
+
+class ErrorCollector:
+    """Gathers every InputError from several attempts, so a check reports all it finds at once.
+
+        errors = ErrorCollector()
+        for f in files:
+            with errors.attempt():
+                load(f)
+        errors.raise_any()
+    """
+
+    def __init__(self):
+        self.errors: list[InputError] = []
+
+    @contextmanager
+    def attempt(self):
+        try:
+            yield
+        except InputErrors as e:
+            self.errors += e.errors
+        except InputError as e:
+            self.errors.append(e)
+
+    def raise_any(self) -> None:
+        if self.errors:
+            raise InputErrors(self.errors)
 
 
 class AdjudicationError(UmpireError):

@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from . import syntax as ast
-from .errors import InputError, InputErrors, did_you_mean
+from .errors import ErrorCollector, InputError, did_you_mean
 from .model import Procedure, Ruleset, TypeDef
 from .schema import validate_value
 from .source import Document
@@ -69,17 +69,12 @@ def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Documen
     inputs = inputs or {}
     validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs")
     args = {}
-    errors: list[InputError] = []
+    errors = ErrorCollector()
     for p in proc.params:
         if p.name in inputs:
-            try:
+            with errors.attempt():
                 args[p.name] = coerce(ruleset, p.type, inputs[p.name], doc, path + (p.name,))
-            except InputErrors as e:
-                errors += e.errors
-            except InputError as e:
-                errors.append(e)
-    if errors:
-        raise InputErrors(errors)
+    errors.raise_any()
     return args
 
 

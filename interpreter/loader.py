@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import syntax as ast
 from .dice import DiceKind
-from .errors import InputError, InputErrors, Position
+from .errors import ErrorCollector, InputError, InputErrors, Position
 from .model import (DEFAULT_LIMITS, Catalogue, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef,
                     cite_with_prefix)
 from .parser import parse_expression, parse_module
@@ -51,7 +51,7 @@ def ruleset_files(root: Path) -> list[Path]:
 
 def read_ruleset(root: Path) -> Ruleset:
     """Read and build every file of a ruleset folder (not yet cross-checked or compiled)."""
-    errors: list[InputError] = []
+    errors = ErrorCollector()
     manifest = load_yaml(root / MANIFEST)
     validate(manifest, "ruleset")
     m = manifest.data
@@ -60,33 +60,20 @@ def read_ruleset(root: Path) -> Ruleset:
                       source=m.get("source"), dice=_dice(m), types={}, tables={}, stacks={},
                       catalogues={}, procedures={}, limits=dict(DEFAULT_LIMITS, **(m.get("limits") or {})))
     ruleset.files.append(str(root / MANIFEST))
-    try:
+    with errors.attempt():
         ruleset.types = _types(manifest)
-    except InputErrors as e:
-        errors += e.errors
-    except InputError as e:
-        errors.append(e)
     for folder in ("tables", "stacks", "catalogues"):
         for path in sorted((root / folder).glob("*.y*ml")):
             ruleset.files.append(str(path))
-            try:
+            with errors.attempt():
                 doc = load_yaml(path)
                 validate(doc, folder)
                 add_definitions(ruleset, folder, doc)
-            except InputErrors as e:
-                errors += e.errors
-            except InputError as e:
-                errors.append(e)
     for path in sorted((root / "procedures").glob("*.ump")):
         ruleset.files.append(str(path))
-        try:
+        with errors.attempt():
             add_procedures(ruleset, parse_module(read_text(path), str(path)))
-        except InputErrors as e:
-            errors += e.errors
-        except InputError as e:
-            errors.append(e)
-    if errors:
-        raise InputErrors(errors)
+    errors.raise_any()
     return ruleset
 
 
@@ -133,24 +120,16 @@ def add_definitions(ruleset: Ruleset, kind: str, doc: Document) -> None:
     """Add the tables, stacks or catalogues of one file, refusing names defined twice."""
     cite = lambda text: cite_with_prefix(ruleset.cite_prefix, text)
     target = getattr(ruleset, kind)
-    errors = []
+    build = {"tables": build_table, "stacks": build_stack, "catalogues": build_catalogue}[kind]
+    errors = ErrorCollector()
     for name, spec in doc.data[kind].items():
         path = (kind, name)
-        if name in target:
-            errors.append(InputError(f"{kind[:-1]} '{name}' is defined twice (first at {target[name].pos})",
-                                     doc.key_at(path)))
-            continue
-        try:
-            if kind == "tables":
-                target[name] = build_table(name, spec, doc, path, cite)
-            elif kind == "stacks":
-                target[name] = build_stack(name, spec, doc, path, cite)
-            else:
-                target[name] = build_catalogue(name, spec, doc, path, cite)
-        except InputError as e:
-            errors.append(e)
-    if errors:
-        raise InputErrors(errors)
+        with errors.attempt():
+            if name in target:
+                raise InputError(f"{kind[:-1]} '{name}' is defined twice (first at {target[name].pos})",
+                                 doc.key_at(path))
+            target[name] = build(name, spec, doc, path, cite)
+    errors.raise_any()
 
 
 def yaml_expression(doc: Document, path: tuple, value) -> ast.Expr:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import syntax as ast
-from .errors import InputError, InputErrors, Position, did_you_mean
+from .errors import ErrorCollector, InputError, Position, did_you_mean
 from .loader import add_procedures, build_stack, build_table, yaml_expression
 from .model import Modifier, Ruleset
 from .parser import parse_module, parse_steps
@@ -42,7 +42,7 @@ def apply_overlays(ruleset: Ruleset, paths) -> list[Change]:
     """Apply overlay files in order; raise InputErrors listing every problem found."""
     touched: dict[tuple, Position] = {}
     log: list[Change] = []
-    errors: list[InputError] = []
+    errors = ErrorCollector()
     for path in paths:
         doc = load_yaml(path)
         validate(doc, "overlay")
@@ -52,14 +52,9 @@ def apply_overlays(ruleset: Ruleset, paths) -> list[Change]:
         ruleset.overlays.append(str(path))
         ruleset.files.append(str(path))
         for i, change in enumerate(doc.data["changes"]):
-            try:
+            with errors.attempt():
                 _apply(ruleset, doc, ("changes", i), change, touched, log)
-            except InputErrors as e:
-                errors += e.errors
-            except InputError as e:
-                errors.append(e)
-    if errors:
-        raise InputErrors(errors)
+    errors.raise_any()
     ruleset.changes = log
     return log
 

@@ -60,12 +60,8 @@ def evaluate_stack(stack, args: dict, rt, pos):
     total = 1 if product else 0
     for m, v in applied:
         total = total * v if product else total + v
-    total = normalise(total)
-    raw = total
-    if stack.limit_max is not None and total > stack.limit_max:
-        total = stack.limit_max
-    if stack.limit_min is not None and total < stack.limit_min:
-        total = stack.limit_min
+    raw = normalise(total)
+    total = _capped(stack, raw)
     if trace is not None:
         order = {id(m): i for i, m in enumerate(stack.modifiers)}
         lines += [(m, f"{m.id}: {_sign(v, product)}") for m, v in applied]
@@ -76,12 +72,7 @@ def evaluate_stack(stack, args: dict, rt, pos):
         for m, text in lines:
             trace.add("modifier", text, m.cite, origin=m.origin)
         trace.depth -= 1
-    if stack.refuse_below is not None and raw < stack.refuse_below:
-        raise Refusal(f"{stack.title} total {show(raw)} is below {show(stack.refuse_below)}, which is not allowed",
-                      stack.cite)
-    if stack.refuse_above is not None and raw > stack.refuse_above:
-        raise Refusal(f"{stack.title} total {show(raw)} is above {show(stack.refuse_above)}, which is not allowed",
-                      stack.cite)
+    _refuse_if_out_of_range(stack, raw)
     return total
 
 
@@ -115,15 +106,25 @@ def _total_untraced(stack, args: dict, rt):
                 continue
             value = value ** times if product else value * times
         total = total * value if product else total + value
-    raw = total = normalise(total)
+    raw = normalise(total)
+    _refuse_if_out_of_range(stack, raw)
+    return _capped(stack, raw)
+
+
+def _capped(stack, total):
+    """The total after the stack's caps (limits)."""
     if stack.limit_max is not None and total > stack.limit_max:
-        total = stack.limit_max
+        return stack.limit_max
     if stack.limit_min is not None and total < stack.limit_min:
-        total = stack.limit_min
+        return stack.limit_min
+    return total
+
+
+def _refuse_if_out_of_range(stack, raw) -> None:
+    """A total (before caps) outside refuse_below / refuse_above refuses the action, citing the stack."""
     if stack.refuse_below is not None and raw < stack.refuse_below:
         raise Refusal(f"{stack.title} total {show(raw)} is below {show(stack.refuse_below)}, which is not allowed",
                       stack.cite)
     if stack.refuse_above is not None and raw > stack.refuse_above:
         raise Refusal(f"{stack.title} total {show(raw)} is above {show(stack.refuse_above)}, which is not allowed",
                       stack.cite)
-    return total

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import Outcome, load_ruleset, run_situation, situation_from
-from .errors import InputError, InputErrors, Position
+from .errors import ErrorCollector, InputError, Position
 from .loader import find_root
 from .schema import validate
 from .source import load_yaml
@@ -66,16 +66,11 @@ def load_cases(test_file: Path) -> list[Case]:
 
 
 def collect(ruleset_dir) -> list[Case]:
-    cases, errors = [], []
+    cases, errors = [], ErrorCollector()
     for f in test_files(Path(ruleset_dir)):
-        try:
+        with errors.attempt():
             cases += load_cases(f)
-        except InputErrors as e:
-            errors += e.errors
-        except InputError as e:
-            errors.append(e)
-    if errors:
-        raise InputErrors(errors)
+    errors.raise_any()
     return cases
 
 
