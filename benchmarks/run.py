@@ -275,10 +275,21 @@ def bench_adjudication(s, hand_args, n: int, repeat: int) -> None:
         roll = lambda: rng.randrange(6) + 1
         for _ in range(n):
             hand_fire_attack(*hand_args, roll=roll)
+    plain = load_ruleset(ROOT / "rulesets" / "aslsk", (str(FIXTURE),), prefix_caching=False)
+
+    def interp_no_prefix_cache():
+        dice = SeededDice(7)
+        proc = plain.procedures["fire_attack"]
+        for _ in range(n):
+            adjudicate(plain, proc, s.args, dice, None, trace=False)
+
     t_i, t_h, t_t = median_time(interp, repeat), median_time(hand, repeat), median_time(interp_traced, repeat) * 4
+    t_p = median_time(interp_no_prefix_cache, repeat)
     print(f"   hand-written Python : {n / t_h:10,.0f} /s  ({t_h / n * 1e6:6.1f} µs each)")
     print(f"   interpreter         : {n / t_i:10,.0f} /s  ({t_i / n * 1e6:6.1f} µs each)   ratio {t_i / t_h:.2f}x"
           "   (target: within 3x)")
+    print(f"   ... no prefix cache : {n / t_p:10,.0f} /s  ({t_p / n * 1e6:6.1f} µs each)   ratio {t_p / t_h:.2f}x"
+          "   (each run recomputes the roll-free start of every procedure)")
     print(f"   interpreter + trace : {n / t_t:10,.0f} /s  ({t_t / n * 1e6:6.1f} µs each)   ratio {t_t / t_h:.2f}x")
 
 

@@ -38,15 +38,20 @@ def _fingerprint(paths) -> tuple:
     return tuple(out)
 
 
-def load_ruleset(path, overlays: tuple = (), use_cache: bool = True) -> Ruleset:
-    return load_ruleset_with_warnings(path, overlays, use_cache)[0]
+def load_ruleset(path, overlays: tuple = (), use_cache: bool = True, prefix_caching: bool = True) -> Ruleset:
+    return load_ruleset_with_warnings(path, overlays, use_cache, prefix_caching)[0]
 
 
-def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = True) -> tuple[Ruleset, list[str]]:
-    """A ruleset folder (plus overlays, applied in order) as a checked, compiled Ruleset."""
+def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = True,
+                               prefix_caching: bool = True) -> tuple[Ruleset, list[str]]:
+    """A ruleset folder (plus overlays, applied in order) as a checked, compiled Ruleset.
+
+    ``prefix_caching=False`` compiles without reusing procedures' deterministic prefixes
+    (for measuring what that reuse is worth).
+    """
     root = find_root(path)
     overlays = tuple(str(o) for o in overlays)
-    key = _fingerprint(ruleset_files(root) + [Path(o) for o in overlays])
+    key = _fingerprint(ruleset_files(root) + [Path(o) for o in overlays]) + (prefix_caching,)
     if use_cache and key in _CACHE:
         return _CACHE[key]
     ruleset = read_ruleset(root)
@@ -54,7 +59,7 @@ def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = Tru
         from .overlay import apply_overlays
         apply_overlays(ruleset, overlays)
     warnings = check(ruleset)
-    Compiler(ruleset).compile()
+    Compiler(ruleset, prefix_caching).compile()
     _CACHE[key] = (ruleset, warnings)
     return ruleset, warnings
 

@@ -156,10 +156,11 @@ AGGREGATES = {"sum", "count", "any", "all", "min", "max", "list", "first", "high
 # ---- the compiler ------------------------------------------------------------------
 
 class Compiler:
-    def __init__(self, ruleset: Ruleset):
+    def __init__(self, ruleset: Ruleset, prefix_caching: bool = True):
         self.ruleset = ruleset
         self.globals = {name: Record(c.entries) for name, c in ruleset.catalogues.items()}
         self.overlay_files = set(ruleset.overlays)
+        self.prefix_caching = prefix_caching
         self.in_overlay = False   # compiling the inside of a step an overlay supplied
 
     def compile(self) -> None:
@@ -179,10 +180,44 @@ class Compiler:
     # -- procedures
     def compile_procedure(self, proc: Procedure) -> None:
         self.unordered_rolls = unordered_rolls(proc.syntax.body)
-        body = self.block(proc.syntax.body)
+        statements = proc.syntax.body
+        body = self.block(statements)
+        k = self.static_prefix_length(statements) if self.prefix_caching else 0
+        prefix = self.block(statements[:k]) if k else None
+        rest = self.block(statements[k:]) if 0 < k < len(statements) else None
+        cache = proc.prefix_cache
         defaults = [(p.name, self.expr(p.default)) for p in proc.params if p.default is not None]
         name, cite, ruleset = proc.name, proc.cite, self.ruleset
         pos = proc.pos
+
+        def run_cached(env: dict, rt):
+            """The body, reusing the state after the deterministic prefix for arguments seen before."""
+            try:
+                if any(v.__class__ is Roll for v in env.values()):
+                    raise TypeError   # a roll hashes as its value, but the prefix might read its dice
+                key = tuple(env.items())
+                hit = cache.get(key)
+            except TypeError:            # an argument that cannot be a key: run it all
+                env[_EMIT] = {}
+                return body(env, rt)
+            if hit is None:
+                env[_EMIT] = {}
+                before = rt.steps_left
+                signal = prefix(env, rt)  # an exception here is not cached: it happens again next time
+                if len(cache) >= _MEMO_LIMIT:
+                    cache.clear()
+                cache[key] = (signal, dict(env), dict(env[_EMIT]), before - rt.steps_left)
+            else:
+                signal, saved, saved_emits, used = hit
+                env.clear()
+                env.update(saved)
+                env[_EMIT] = dict(saved_emits)
+                rt.steps_left -= used
+                if rt.steps_left < 0:
+                    rt.out_of_steps(pos)
+            if signal is not None or rest is None:
+                return signal
+            return rest(env, rt)
 
         def run(env: dict, rt) -> Any:
             """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
@@ -190,11 +225,16 @@ class Compiler:
                 for pname, default in defaults:
                     if pname not in env:
                         env[pname] = default(env, rt)
-            emitted = env[_EMIT] = {}
             trace = rt.trace
             if trace is None:
-                signal = body(env, rt)
+                if prefix is not None:
+                    signal = run_cached(env, rt)
+                else:
+                    env[_EMIT] = {}
+                    signal = body(env, rt)
+                emitted = env[_EMIT]
             else:
+                emitted = env[_EMIT] = {}
                 args = {k: v for k, v in env.items() if k != _EMIT}
                 trace.add("call", f"{name}({', '.join(f'{k}: {brief(v)}' for k, v in args.items())})", cite,
                           args=args)
@@ -216,6 +256,21 @@ class Compiler:
             return value
 
         proc.run = run
+
+    def static_prefix_length(self, statements) -> int:
+        """How many leading statements roll nothing, choose nothing and call only pure procedures.
+
+        Their effect depends on the arguments alone, so an untraced run may reuse it (run_cached).
+        """
+        count = 0
+        for s in statements:
+            for node in _walk((s,)):
+                if isinstance(node, (ast.Roll, ast.Choose)):
+                    return count
+                if isinstance(node, ast.Call) and not self.ruleset.procedures[node.procedure].deterministic:
+                    return count
+            count += 1
+        return count
 
     def block(self, statements) -> Fn:
         """Run statements in order until one returns; the step budget is charged once per block entry."""

@@ -103,6 +103,7 @@ class Procedure:
     run: Callable | None = None          # compiled: run(args: dict, rt) -> Record
     deterministic: bool = False          # no roll or choice, here or in what it calls: a pure function
     memo: dict = field(default_factory=dict)   # results of deterministic calls (untraced runs only)
+    prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix
 
 
 @dataclass

@@ -134,3 +134,48 @@ def test_band_headings(text, expected):
 def test_expressions_parse_with_positions_inside_yaml():
     e = parse_expression("target.terrain == \"woods\" and not broken", Position("f.yaml", 12, 15))
     assert e.pos.line == 12 and e.pos.column == 15
+
+
+def _fresh(root, caching: bool):
+    from interpreter.checker import check
+    from interpreter.compiler import Compiler
+    from interpreter.loader import find_root, read_ruleset
+    r = read_ruleset(find_root(root))
+    check(r)
+    Compiler(r, prefix_caching=caching).compile()
+    return r
+
+
+def test_the_prefix_cache_changes_no_result():
+    """Reusing the deterministic start of a procedure gives the same results, run after run."""
+    from pathlib import Path
+    from interpreter.api import situation_from
+    from interpreter.source import load_yaml
+    from interpreter.values import thaw
+    root_dir = Path(__file__).resolve().parent.parent
+    paths = sorted(root_dir.glob("rulesets/*/situations/*.yaml")) + [FIXTURE / "situations/attack.yaml"]
+    for path in paths:
+        doc = load_yaml(path)
+        base = (path.parent / doc.data["ruleset"])
+        results = []
+        for caching in (True, False):
+            r = _fresh(base, caching)
+            s = situation_from(doc, (), doc.data, r)
+            dice = SeededDice(99)
+            runs = []
+            for _ in range(40):
+                out = adjudicate(r, s.procedure, s.args, dice, s.choices, trace=False)
+                runs.append((out.status, repr(thaw(out.value)), out.reason))
+            results.append(runs)
+        assert results[0] == results[1], path
+
+
+def test_cached_prefix_still_charges_its_steps(tmp_path):
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("steps: 5000", "steps: 40"),
+        "procedures/extra.ump": "procedure heavy(items: list[int]):\n    let n = 0\n    for each i in items:\n"
+                                "        set n = n + i\n    roll d = DR\n    return n + d\n"})
+    first = run("heavy", {"items": list(range(45))}, root=root)
+    again = run("heavy", {"items": list(range(45))}, root=root)
+    assert first.status == "error" and "limit 'steps'" in first.reason
+    assert again.status == "error" and "limit 'steps'" in again.reason
