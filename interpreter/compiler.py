@@ -193,8 +193,9 @@ class Compiler:
         def run_cached(env: dict, rt):
             """The body, reusing the state after the deterministic prefix for arguments seen before."""
             try:
-                if any(v.__class__ is Roll for v in env.values()):
-                    raise TypeError   # a roll hashes as its value, but the prefix might read its dice
+                for v in env.values():
+                    if v.__class__ is Roll:
+                        raise TypeError   # a roll hashes as its value, but the prefix might read its dice
                 key = tuple(env.items())
                 hit = cache.get(key)
             except TypeError:            # an argument that cannot be a key: run it all
