@@ -10,6 +10,21 @@ from .errors import InputError
 def add_commands(sub, overlay_option) -> None:
     add_odds_commands(sub, overlay_option)
     add_overlay_commands(sub, overlay_option)
+    sc = sub.add_parser("schema", help="print the JSON Schema of a procedure's situation inputs (for editors)",
+                        description="Print the JSON Schema (draft-07) that a situation's inputs for PROCEDURE must "
+                                    "satisfy, derived from the procedure's parameters and the ruleset's record types.")
+    sc.add_argument("ruleset")
+    sc.add_argument("procedure")
+    overlay_option(sc)
+    sc.set_defaults(func=cmd_schema)
+
+
+def cmd_schema(args) -> int:
+    from .api import find_procedure, load_ruleset
+    from .inputs import procedure_schema
+    r = load_ruleset(args.ruleset, tuple(args.overlays))
+    print(json.dumps(procedure_schema(r, find_procedure(r, args.procedure)), indent=2))
+    return 0
 
 
 def add_odds_commands(sub, overlay_option) -> None:

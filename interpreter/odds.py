@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 from .demand import ALL, demanded, project
 from .dice import DiceKind, DiceSource, SeededDice
-from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError
+from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError, did_you_mean
 from .runtime import Runtime
 from .values import Record, Roll, show, thaw
 
@@ -299,7 +299,23 @@ class Report:
                              for label, p, se in self.rows]}
 
 
+def check_fields(values, by: list[str]) -> None:
+    """A --by field that no outcome has is a typo: say so, with the fields there are."""
+    results = [v for v in values if not isinstance(v, _Stop)]
+    if not results or not by:
+        return
+    for f in by:
+        if all(isinstance(field_value(v, f), _MissingField) for v in results):
+            have = sorted({k for v in results if isinstance(v, Record) for k in v})
+            head = f.split(".", 1)[0]
+            raise InputError(f"no outcome has the field '{f}'" + (f"; the results have: {', '.join(have)}" if have
+                                                                   else "; the results are not records"),
+                             hint=did_you_mean(head, have) if head not in have else
+                             "a dotted path goes into records and, in lists of records, by id")
+
+
 def group(dist: dict, by: list[str]) -> list[tuple[str, Fraction]]:
+    check_fields(dist, by)
     grouped: dict[str, Fraction] = defaultdict(Fraction)
     for value, p in dist.items():
         grouped[group_label(value, by)] += p
@@ -333,6 +349,8 @@ def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bo
     else:
         dice = master
     counts: dict[str, int] = defaultdict(int)
+    check_fields([_run(Runtime(situation.ruleset, SeededDice(rng_seed), None, situation.choices),
+                       situation.procedure, situation.args)], by)
     show_bar = progress and sys.stderr.isatty() and runs >= 2000
     step = max(1, runs // 100)
     proc, args, ruleset, choices = situation.procedure, situation.args, situation.ruleset, situation.choices

@@ -160,3 +160,21 @@ def test_plot_without_matplotlib_is_a_clear_error(cli, tmp_path, monkeypatch):
                                     "ruleset: ..\nprocedure: morale_check\ninputs: {unit: {id: X, counter: rifle}}\n"})
     code, out, err = cli("odds", root / "situations/mc.yaml", "--plot", tmp_path / "x.png")
     assert code == 2 and "needs matplotlib" in err and "Traceback" not in err
+
+
+def test_a_misspelt_by_field_is_an_input_error_with_did_you_mean(cli, tmp_path):
+    root = write_ruleset(tmp_path, {"situations/mc.yaml":
+                                    "ruleset: ..\nprocedure: morale_check\ninputs: {unit: {id: X, counter: rifle}}\n"})
+    for command in ("odds", "simulate"):
+        code, out, err = cli(command, root / "situations/mc.yaml", "--by", "stat")
+        assert code == 2 and "no outcome has the field 'stat'" in err and "did you mean 'state'" in err
+
+
+def test_schema_command_prints_the_derived_inputs_schema(cli):
+    code, out, err = cli("schema", FIXTURE, "attack")
+    assert code == 0
+    import json
+    schema = json.loads(out)
+    assert schema["required"] == ["firers", "target", "range"]
+    assert schema["properties"]["range"] == {"type": "integer"}
+    assert schema["properties"]["firers"]["items"]["properties"]["terrain"] == {"enum": ["open", "woods", "building"]}
