@@ -17,12 +17,14 @@ from .errors import InputError, UmpireError
 from .values import show, thaw
 
 EXAMPLES = """\
-examples:
-  umpire check rulesets/aslsk
-  umpire list rulesets/aslsk
-  umpire resolve rulesets/aslsk/situations/prep-fire-first-attack.yaml --explain
-  umpire resolve SITUATION --seed 7 --json
-  umpire test rulesets/aslsk
+examples (the shipped rulesets are the folders under rulesets/):
+  umpire check RULESET                      validate a ruleset folder
+  umpire list RULESET                       procedures, tables, stacks, catalogues
+  umpire resolve SITUATION --explain        one adjudication with its full trace
+  umpire resolve SITUATION --seed 7 --json  replayable, as data
+  umpire odds SITUATION --by FIELD          exact odds
+  umpire test RULESET                       the ruleset's own test cases
+  umpire charts RULESET --template          a fill-in overlay for the unknown chart cells
 """
 
 

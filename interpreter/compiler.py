@@ -162,6 +162,7 @@ class Compiler:
         self.overlay_files = set(ruleset.overlays)
         self.prefix_caching = prefix_caching
         self.in_overlay = False   # compiling the inside of a step an overlay supplied
+        self.roll_names: set[str] = set()   # names the current procedure rolls into
 
     def compile(self) -> None:
         mark_deterministic(self.ruleset)
@@ -180,13 +181,19 @@ class Compiler:
     # -- procedures
     def compile_procedure(self, proc: Procedure) -> None:
         self.unordered_rolls = unordered_rolls(proc.syntax.body)
+        self.roll_names = {n.name for n in _walk(proc.syntax.body) if isinstance(n, ast.Roll)}
+        added_by_overlay = proc.pos.file in self.overlay_files
+        self.in_overlay = added_by_overlay   # its statements need no marks of their own
         statements = proc.syntax.body
         body = self.block(statements)
         k = self.static_prefix_length(statements) if self.prefix_caching else 0
         prefix = self.block(statements[:k]) if k else None
         rest = self.block(statements[k:]) if 0 < k < len(statements) else None
         cache = proc.prefix_cache
-        defaults = [(p.name, self.expr(p.default)) for p in proc.params if p.default is not None]
+        # literal defaults are plain values; others are evaluated per call, in order
+        constants = {p.name: p.default.value for p in proc.params if isinstance(p.default, ast.Literal)}
+        defaults = [(p.name, self.expr(p.default)) for p in proc.params
+                    if p.default is not None and not isinstance(p.default, ast.Literal)]
         name, cite, ruleset = proc.name, proc.cite, self.ruleset
         pos = proc.pos
 
@@ -222,6 +229,10 @@ class Compiler:
 
         def run(env: dict, rt) -> Any:
             """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
+            if constants:
+                for pname, value in constants.items():
+                    if pname not in env:
+                        env[pname] = value
             if defaults:
                 for pname, default in defaults:
                     if pname not in env:
@@ -238,7 +249,7 @@ class Compiler:
                 emitted = env[_EMIT] = {}
                 args = {k: v for k, v in env.items() if k != _EMIT}
                 trace.add("call", f"{name}({', '.join(f'{k}: {brief(v)}' for k, v in args.items())})", cite,
-                          args=args)
+                          origin=pos if added_by_overlay else None, args=args)
                 trace.depth += 1
                 try:
                     signal = body(env, rt)
@@ -540,6 +551,16 @@ class Compiler:
 
     def e_attribute(self, e: ast.Attribute):
         name, pos = e.name, e.pos
+        if isinstance(e.target, ast.Name) and e.target.name in self.roll_names and name in _ROLL_FIELDS:
+            var, getter = e.target.name, _ROLL_FIELDS[name]
+
+            def roll_field(env, rt):
+                try:
+                    return getter(env[var])
+                except KeyError:
+                    raise AdjudicationError(f"'{var}' has no value here (it is only set on some paths through "
+                                            "the procedure)", pos) from None
+            return roll_field
         if isinstance(e.target, ast.Name) and e.target.name not in self.globals:
             var, vpos = e.target.name, e.target.pos
 

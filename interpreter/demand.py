@@ -191,10 +191,18 @@ class Analysis:
 
 
 def demanded(ruleset, top: str, fields: list[str] | None) -> dict[str, object]:
-    """For each procedure reachable from ``top``: the set of result fields any use needs (None: all)."""
-    analysis = Analysis(ruleset)
-    analysis.demand(top, frozenset(f.split(".", 1)[0] for f in fields) if fields else ALL)
-    return analysis.run()
+    """For each procedure reachable from ``top``: the set of result fields any use needs (None: all).
+
+    A compiled ruleset does not change, so the answer is kept on it per question.
+    """
+    wanted = frozenset(f.split(".", 1)[0] for f in fields) if fields else ALL
+    cache = ruleset.__dict__.setdefault("_demands", {})
+    key = (top, wanted)
+    if key not in cache:
+        analysis = Analysis(ruleset)
+        analysis.demand(top, wanted)
+        cache[key] = analysis.run()
+    return cache[key]
 
 
 def project(value, demand):

@@ -24,7 +24,6 @@ from .tables import build_table
 from .values import freeze
 
 MANIFEST = "ruleset.yaml"
-FOLDERS = {"tables": "tables", "stacks": "stacks", "catalogues": "catalogues"}
 
 
 def find_root(path: Path | str) -> Path:

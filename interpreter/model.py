@@ -129,7 +129,7 @@ class Ruleset:
 
 
 def cite_with_prefix(prefix: str, text: str | None) -> str | None:
-    """'3.2.3' -> 'ASLSK 3.2.3'; a citation that starts with a letter is kept as written."""
+    """With prefix 'XYZ': '3.2.3' -> 'XYZ 3.2.3'; a citation that starts with a letter is kept as written."""
     if text is None:
         return None
     text = str(text).strip()

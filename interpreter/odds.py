@@ -10,7 +10,7 @@ Sharing work: procedures are pure (their result depends only on their
 arguments and their own rolls), so when no given dice are pending, a
 ``call`` is replaced by a single branch point over the called procedure's
 exact result distribution, computed once per distinct arguments and
-memoised. An IFT attack followed by two morale checks is then 36 paths of the
+memoised. A fire attack followed by two morale checks is then 36 paths of the
 attack, each branching over a handful of morale results, not 36^3 full runs.
 
 Outcomes are told apart by value, as everywhere in the language: a roll kept in a

@@ -29,10 +29,6 @@ def validator(kind: str) -> Draft7Validator:
     return Draft7Validator(schema)
 
 
-def schema_for(kind: str) -> dict:
-    return validator(kind).schema
-
-
 def validate(doc: Document, kind: str) -> None:
     """Raise ``InputErrors`` listing every schema violation in ``doc``."""
     errors = sorted(validator(kind).iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path)))

@@ -57,6 +57,10 @@ class Axis:
     below: str = "off"               # for at_most: a value under the first heading
     bands: list = field(default_factory=list)
     open: bool = False               # the rulebook shows only some headings; others exist
+    positions: dict = field(default_factory=dict)   # heading -> index (exact matching)
+
+    def __post_init__(self):
+        self.positions = {h: i for i, h in enumerate(self.headings) if h.__class__ is not bool}
 
     def beyond_last(self, value) -> bool:
         """On an open at_most axis, a value above the last known heading may belong to an unknown column."""
@@ -76,9 +80,12 @@ class Axis:
             if self.clamp:
                 return 0 if value < self.bands[0][0] else len(self.bands) - 1
             return None
-        for i, h in enumerate(self.headings):
-            if h == value:
-                return i
+        try:
+            found = self.positions.get(value)
+        except TypeError:
+            found = None
+        if found is not None and value.__class__ is not bool:
+            return found
         if self.clamp and isinstance(value, (int, Fraction)) and not isinstance(value, bool):
             numeric = [h for h in self.headings if isinstance(h, (int, Fraction))]
             if numeric:

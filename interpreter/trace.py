@@ -36,7 +36,7 @@ _MARKS = {"call": "> ", "result": "= ", "refuse": "x ", "modifier": "- "}
 
 
 def explain(events: list[dict]) -> str:
-    """The trace as indented lines: '[ASLSK 3.2.3] roll dr: 2d6 -> colored 3, white 4 = 7'."""
+    """The trace as indented lines: '[XYZ 3.2.3] roll dr: 2d6 -> colored 3, white 4 = 7'."""
     lines = []
     for e in events:
         indent = "  " * e["depth"]

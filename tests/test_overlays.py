@@ -195,3 +195,21 @@ def test_set_that_would_make_the_file_invalid_writes_nothing(cli, tmp_path):
     code, out, err = cli("set", path, "stacks.drm.modifier.terrain.value", "1")
     assert code == 2 and "did you mean 'modifiers'" in err
     assert path.read_bytes() == before
+
+
+def test_added_procedure_is_marked_in_the_trace_and_runs(tmp_path):
+    o = tmp_path / "o.yaml"
+    o.write_text("overlay: t\nextends: mini\nchanges:\n  - add_procedures: |\n"
+                 "      procedure double_check(unit: unit):\n          let a = call morale_check(unit: unit)\n"
+                 "          let b = call morale_check(unit: unit)\n          return [a.state, b.state]\n")
+    root = write_ruleset(tmp_path, {"situations/d.yaml": "ruleset: ..\nprocedure: double_check\n"
+                                    "inputs: {unit: {id: X, counter: rifle}}\ndice: [[6, 6], [1, 1]]\n"})
+    out = run_situation(load_situation(root / "situations/d.yaml", (str(o),)))
+    assert out.value == ("broken", "ok")
+    call = out.trace.events[0]
+    assert call["kind"] == "call" and call["from"].startswith(f"{o}:5:")
+    with pytest.raises(InputErrors, match="already has a procedure 'attack'"):
+        o2 = tmp_path / "o2.yaml"
+        o2.write_text("overlay: t\nextends: mini\nchanges:\n  - add_procedures: |\n"
+                      "      procedure attack():\n          return 1\n")
+        load_ruleset(FIXTURE, (str(o2),))
