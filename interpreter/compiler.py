@@ -23,7 +23,7 @@ from .dice import DiceKind, literal_kind
 from .errors import AdjudicationError, LimitError, Refusal, did_you_mean
 from .model import Modifier, Procedure, Ruleset, Stack
 from .stacks import evaluate_stack
-from .values import DEAD, Record, Roll, brief, normalise, show, type_name
+from .values import DEAD, Record, Roll, any_roll, brief, key_form, normalise, show, type_name
 
 Fn = Callable[[dict, Any], Any]
 
@@ -163,9 +163,11 @@ class Compiler:
         self.prefix_caching = prefix_caching
         self.in_overlay = False   # compiling the inside of a step an overlay supplied
         self.roll_names: set[str] = set()   # names the current procedure rolls into
+        self.rolls_may_hide = True           # set by compile(): can a roll sit inside a record or list?
 
     def compile(self) -> None:
         mark_deterministic(self.ruleset)
+        self.rolls_may_hide = rolls_escape(self.ruleset)
         for stack in self.ruleset.stacks.values():
             self.compile_stack(stack)
         for proc in self.ruleset.procedures.values():
@@ -187,45 +189,89 @@ class Compiler:
         statements = proc.syntax.body
         body = self.block(statements)
         k = self.static_prefix_length(statements) if self.prefix_caching else 0
+        j = len(statements) - self.static_prefix_length(statements[::-1]) if self.prefix_caching else len(statements)
+        j = max(j, k)
         prefix = self.block(statements[:k]) if k else None
-        rest = self.block(statements[k:]) if 0 < k < len(statements) else None
-        cache = proc.prefix_cache
+        middle = self.block(statements[k:j]) if k < j else None
+        suffix = self.block(statements[j:]) if j < len(statements) else None
+        cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
+        rolls_may_hide = self.rolls_may_hide
+        # the suffix depends only on the names it reads (globals excluded): those make its key
+        suffix_reads = tuple(sorted({n.name for n in _walk(tuple(statements[j:]))
+                                     if isinstance(n, ast.Name) and n.name not in self.globals}))
+
+        def run_cached(env: dict, rt):
+            """The body, reusing the work of its deterministic start and end.
+
+            The start (no roll, choice or random call before it) depends only on the arguments:
+            its resulting locals and emits are kept per argument set. The end (no roll, choice or
+            random call after its first statement) depends only on the locals it starts from: its
+            return value and emits are kept per starting state. Exceptions are never kept, and the
+            same steps are charged as if the statements had run.
+            """
+            signal = None
+            if prefix is not None:
+                try:
+                    key = tuple([(k, key_form(v)) for k, v in env.items()]) \
+                        if rolls_may_hide and any_roll(env.values()) else tuple(env.items())
+                    hit = cache.get(key)
+                except TypeError:            # an argument that cannot be a key: run it all
+                    env[_EMIT] = {}
+                    return body(env, rt)
+                if hit is None:
+                    env[_EMIT] = {}
+                    before = rt.steps_left
+                    signal = prefix(env, rt)
+                    if len(cache) >= _MEMO_LIMIT:
+                        cache.clear()
+                    cache[key] = (signal, dict(env), dict(env[_EMIT]), before - rt.steps_left)
+                else:
+                    signal, saved, saved_emits, used = hit
+                    env.clear()
+                    env.update(saved)
+                    env[_EMIT] = dict(saved_emits)
+                    rt.steps_left -= used
+                    if rt.steps_left < 0:
+                        rt.out_of_steps(pos)
+                if signal is not None:
+                    return signal
+            else:
+                env[_EMIT] = {}
+            if middle is not None:
+                signal = middle(env, rt)
+                if signal is not None:
+                    return signal
+            if suffix is None:
+                return None
+            try:
+                key = _state_key(env, suffix_reads, rolls_may_hide)
+                hit = suffix_cache.get(key)
+            except TypeError:
+                return suffix(env, rt)
+            emitted = env[_EMIT]
+            if hit is None:
+                before = rt.steps_left
+                env[_EMIT] = own = {}
+                signal = suffix(env, rt)
+                emitted.update(own)          # the suffix's emits, in the order they were made
+                env[_EMIT] = emitted
+                if len(suffix_cache) >= _MEMO_LIMIT:
+                    suffix_cache.clear()
+                suffix_cache[key] = (signal, own, before - rt.steps_left)
+                return signal
+            signal, own, used = hit
+            emitted.update(own)
+            rt.steps_left -= used
+            if rt.steps_left < 0:
+                rt.out_of_steps(pos)
+            return signal
+
         # literal defaults are plain values; others are evaluated per call, in order
         constants = {p.name: p.default.value for p in proc.params if isinstance(p.default, ast.Literal)}
         defaults = [(p.name, self.expr(p.default)) for p in proc.params
                     if p.default is not None and not isinstance(p.default, ast.Literal)]
         name, cite, ruleset = proc.name, proc.cite, self.ruleset
         pos = proc.pos
-
-        def run_cached(env: dict, rt):
-            """The body, reusing the state after the deterministic prefix for arguments seen before."""
-            try:
-                for v in env.values():
-                    if v.__class__ is Roll:
-                        raise TypeError   # a roll hashes as its value, but the prefix might read its dice
-                key = tuple(env.items())
-                hit = cache.get(key)
-            except TypeError:            # an argument that cannot be a key: run it all
-                env[_EMIT] = {}
-                return body(env, rt)
-            if hit is None:
-                env[_EMIT] = {}
-                before = rt.steps_left
-                signal = prefix(env, rt)  # an exception here is not cached: it happens again next time
-                if len(cache) >= _MEMO_LIMIT:
-                    cache.clear()
-                cache[key] = (signal, dict(env), dict(env[_EMIT]), before - rt.steps_left)
-            else:
-                signal, saved, saved_emits, used = hit
-                env.clear()
-                env.update(saved)
-                env[_EMIT] = dict(saved_emits)
-                rt.steps_left -= used
-                if rt.steps_left < 0:
-                    rt.out_of_steps(pos)
-            if signal is not None or rest is None:
-                return signal
-            return rest(env, rt)
 
         def run(env: dict, rt) -> Any:
             """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
@@ -239,7 +285,7 @@ class Compiler:
                         env[pname] = default(env, rt)
             trace = rt.trace
             if trace is None:
-                if prefix is not None:
+                if prefix is not None or suffix is not None:
                     signal = run_cached(env, rt)
                 else:
                     env[_EMIT] = {}
@@ -821,6 +867,7 @@ class Compiler:
 
     def e_call(self, e: ast.Call):
         proc = self.ruleset.procedures[e.procedure]
+        rolls_may_hide = self.rolls_may_hide
         names = [p.name for p in proc.params]
         args = [(a.name or names[i], self.expr(a.value)) for i, a in enumerate(e.args)]
         pos = e.pos
@@ -830,10 +877,11 @@ class Compiler:
 
             def call_pure(env, rt):
                 values = {k: f(env, rt) for k, f in args}
-                if rt.trace is None and rt.call_hook is None and not any(v.__class__ is Roll for v in values.values()):
+                if rt.trace is None and rt.call_hook is None:
                     # a pure function of its arguments: the same arguments give the same result
                     try:
-                        key = tuple(values.items())
+                        key = tuple([(k, key_form(v)) for k, v in values.items()]) \
+                            if rolls_may_hide and any_roll(values.values()) else tuple(values.items())
                         found = memo.get(key, _MISSING)
                     except TypeError:
                         key, found = None, _MISSING
@@ -928,6 +976,17 @@ _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d
 _MEMO_LIMIT = 4096
 
 
+def _state_key(env: dict, names: tuple, rolls_may_hide: bool) -> tuple:
+    """The values of ``names`` in a procedure's locals, as a hashable key (rolls keep their dice)."""
+    values = [env.get(n, _MISSING) for n in names]
+    if rolls_may_hide:
+        key = tuple([key_form(v) for v in values]) if any_roll(values) else tuple(values)
+    else:   # rolls only sit in their own variables: freeze those
+        key = tuple([v.frozen if v.__class__ is Roll else v for v in values])
+    hash(key)   # raises TypeError for anything that cannot be a key
+    return key
+
+
 def mark_deterministic(ruleset: Ruleset) -> None:
     """Mark procedures that roll no dice and take no decisions, directly or through calls.
 
@@ -958,6 +1017,32 @@ def mark_deterministic(ruleset: Ruleset) -> None:
 
 _ORDER_FREE_FIELDS = {"original", "final", "doubles", "modifier"}
 _ORDER_FREE_OPS = {"+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">="}
+
+
+def rolls_escape(ruleset: Ruleset) -> bool:
+    """Whether any procedure lets a roll out of its variable (into a record, list, call, emit or return).
+
+    If none does, rolls only ever sit in their own local variable, and cache keys need no
+    search for rolls hidden inside records and lists.
+    """
+    for proc in ruleset.procedures.values():
+        body = proc.syntax.body
+        names = {n.name for n in _walk(body) if isinstance(n, ast.Roll)}
+        if not names:
+            continue
+        contained: set[int] = set()
+        for n in _walk(body):
+            if isinstance(n, ast.Attribute) and isinstance(n.target, ast.Name):
+                contained.add(id(n.target))
+            elif isinstance(n, ast.Binary) and n.op in _ORDER_FREE_OPS:
+                contained.update(id(side) for side in (n.left, n.right) if isinstance(side, ast.Name))
+            elif isinstance(n, ast.Unary) and isinstance(n.operand, ast.Name):
+                contained.add(id(n.operand))
+            elif isinstance(n, ast.Interpolated):
+                contained.update(id(p) for p in n.parts if isinstance(p, ast.Name))
+        if any(isinstance(n, ast.Name) and n.name in names and id(n) not in contained for n in _walk(body)):
+            return True
+    return False
 
 
 def unordered_rolls(body) -> set[str]:

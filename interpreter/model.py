@@ -104,6 +104,7 @@ class Procedure:
     deterministic: bool = False          # no roll or choice, here or in what it calls: a pure function
     memo: dict = field(default_factory=dict)   # results of deterministic calls (untraced runs only)
     prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix
+    suffix_cache: dict = field(default_factory=dict)  # state -> outcome of the deterministic ending
 
 
 @dataclass

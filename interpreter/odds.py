@@ -34,7 +34,7 @@ from .demand import ALL, demanded, project
 from .dice import DiceKind, DiceSource, SeededDice
 from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError, did_you_mean
 from .runtime import Runtime
-from .values import Record, Roll, show, thaw
+from .values import Record, key_form, show, thaw
 
 DEFAULT_BUDGET = 200_000
 """Most paths (complete runs) one exact enumeration may take before it refuses."""
@@ -226,9 +226,8 @@ def _has_list_choices(choices: dict) -> bool:
 
 
 def _key(args: dict):
-    """A memo key for a call's arguments. A roll passed directly keeps its dice in the key (the
-    callee may read them); inside records and lists, as everywhere, a roll counts as its value."""
-    return tuple(sorted((k, v.frozen if v.__class__ is Roll else v) for k, v in args.items()))
+    """A memo key for a call's arguments; rolls, wherever they sit, keep their dice in it."""
+    return tuple(sorted((k, key_form(v)) for k, v in args.items()))
 
 
 # ---- grouping and reports --------------------------------------------------------------

@@ -15,7 +15,15 @@ from typing import Any
 class Record(dict):
     """An immutable mapping with attribute-style access from the DSL."""
 
-    __slots__ = ("_hash",)
+    __slots__ = ("_hash", "_rolls")
+
+    def holds_roll(self) -> bool:
+        """Whether a roll is inside (at any depth); kept, since records do not change."""
+        try:
+            return self._rolls
+        except AttributeError:
+            self._rolls = found = any(holds_roll(v) for v in self.values())
+            return found
 
     def __hash__(self):  # records are values: equal records hash alike
         try:
@@ -120,6 +128,46 @@ class _Dead:
 
 
 DEAD = _Dead()
+
+
+def holds_roll(value: Any) -> bool:
+    cls = value.__class__
+    if cls is Roll:
+        return True
+    if cls is Record:
+        try:
+            return value._rolls
+        except AttributeError:
+            return value.holds_roll()
+    if cls is tuple:
+        for v in value:
+            c = v.__class__
+            if c is Roll or ((c is Record or c is tuple) and holds_roll(v)):
+                return True
+    return False
+
+
+def any_roll(values) -> bool:
+    """Whether any of these values holds a roll (the common answer, no, is quick)."""
+    for v in values:
+        c = v.__class__
+        if c is Roll or ((c is Record or c is tuple) and holds_roll(v)):
+            return True
+    return False
+
+
+def key_form(value: Any) -> Any:
+    """A value as a cache key: equal to another's exactly when they are the same, dice included.
+
+    Rolls compare as their final value, so wherever a roll sits it is replaced by its dice.
+    """
+    if value.__class__ is Roll:
+        return value.frozen
+    if (value.__class__ is Record or value.__class__ is tuple) and holds_roll(value):
+        if value.__class__ is tuple:
+            return ("list",) + tuple(key_form(v) for v in value)
+        return ("record", frozenset((k, key_form(v)) for k, v in value.items()))
+    return value
 
 
 def normalise(value: Any) -> Any:

@@ -179,3 +179,12 @@ def test_cached_prefix_still_charges_its_steps(tmp_path):
     again = run("heavy", {"items": list(range(45))}, root=root)
     assert first.status == "error" and "limit 'steps'" in first.reason
     assert again.status == "error" and "limit 'steps'" in again.reason
+
+
+def test_caches_tell_rolls_apart_by_their_dice_even_inside_records(tmp_path):
+    # the suffix reads the colored die of a roll kept in a record: equal totals must not share a result
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure colored_of_record():\n    roll dr = DR\n    let r = {roll: dr}\n"
+                                    "    emit colored = r.roll.colored\n    return r.roll.colored\n"})
+    for dice, colored in (([1, 6], 1), ([6, 1], 6), ([2, 5], 2), ([5, 2], 5)):
+        assert run("colored_of_record", {}, dice=[dice], root=root).value["colored"] == colored
