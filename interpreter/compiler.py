@@ -36,6 +36,7 @@ class _Return:
 
 
 _EMIT = "$emit"
+_STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
 
 
 # ---- operators -------------------------------------------------------------------
@@ -164,6 +165,8 @@ class Compiler:
         self.in_overlay = False   # compiling the inside of a step an overlay supplied
         self.roll_names: set[str] = set()   # names the current procedure rolls into
         self.rolls_may_hide = True           # set by compile(): can a roll sit inside a record or list?
+        self.static_names: set[str] = set()  # names fixed by the current procedure's cached prefix
+        self.static_slots = 0
 
     def compile(self) -> None:
         mark_deterministic(self.ruleset)
@@ -192,7 +195,18 @@ class Compiler:
         j = len(statements) - self.static_prefix_length(statements[::-1]) if self.prefix_caching else len(statements)
         j = max(j, k)
         prefix = self.block(statements[:k]) if k else None
+        # in the middle, expressions that read only arguments and names the prefix defines (and
+        # that nothing `set`s) have one value per prefix state: they are kept with the prefix entry
+        prefix_lets = {id(st) for st in statements[:k] if isinstance(st, ast.Let)}
+        reassigned = {n.name for n in _walk(statements) if isinstance(n, (ast.Set, ast.Roll, ast.Choose))
+                      or (isinstance(n, ast.Let) and id(n) not in prefix_lets)} | \
+                     {n.var for n in _walk(statements) if isinstance(n, ast.ForEach)}
+        self.static_names = ({p.name for p in proc.params} |
+                             {st.name for st in statements[:k] if isinstance(st, ast.Let)}) - reassigned \
+            if prefix is not None else set()
+        self.static_slots = 0
         middle = self.block(statements[k:j]) if k < j else None
+        self.static_names = set()
         suffix = self.block(statements[j:]) if j < len(statements) else None
         cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
         rolls_may_hide = self.rolls_may_hide
@@ -224,12 +238,15 @@ class Compiler:
                     signal = prefix(env, rt)
                     if len(cache) >= _MEMO_LIMIT:
                         cache.clear()
-                    cache[key] = (signal, dict(env), dict(env[_EMIT]), before - rt.steps_left)
+                    store = {}
+                    cache[key] = (signal, dict(env), dict(env[_EMIT]), before - rt.steps_left, store)
+                    env[_STATIC] = store
                 else:
-                    signal, saved, saved_emits, used = hit
+                    signal, saved, saved_emits, used, store = hit
                     env.clear()
                     env.update(saved)
                     env[_EMIT] = dict(saved_emits)
+                    env[_STATIC] = store
                     rt.steps_left -= used
                     if rt.steps_left < 0:
                         rt.out_of_steps(pos)
@@ -369,7 +386,7 @@ class Compiler:
         return _from_overlay(fn, s.pos) if from_overlay else fn
 
     def s_let(self, s: ast.Let, cite):
-        value, name, text = self.expr(s.value), s.name, ast.unparse(s.value)
+        value, name, text = self.static_or_expr(s.value), s.name, ast.unparse(s.value)
 
         def let(env, rt):
             v = env[name] = value(env, rt)
@@ -404,7 +421,7 @@ class Compiler:
         return roll
 
     def s_emit(self, s: ast.Emit, cite):
-        value, name = self.expr(s.value), s.name
+        value, name = self.static_or_expr(s.value), s.name
 
         def emit(env, rt):
             v = env[_EMIT][name] = value(env, rt)
@@ -559,6 +576,30 @@ class Compiler:
                     return signal
             return None
         return for_each
+
+    def static_or_expr(self, e) -> Fn:
+        """An expression, kept per prefix state when it reads only static names (see compile_procedure)."""
+        fn = self.expr(e)
+        if not self.static_names or isinstance(e, (ast.Literal, ast.Name)):
+            return fn
+        if not _free_names(e) <= self.static_names:
+            return fn
+        for node in _walk((e,)):
+            if isinstance(node, ast.Call) and not self.ruleset.procedures[node.procedure].deterministic:
+                return fn
+        slot = self.static_slots
+        self.static_slots += 1
+
+        def static_value(env, rt):
+            store = env.get(_STATIC)
+            if store is None:
+                return fn(env, rt)
+            try:
+                return store[slot]
+            except KeyError:
+                value = store[slot] = fn(env, rt)   # an error is not kept: it happens again next time
+                return value
+        return static_value
 
     def dice_kind(self, spec: ast.DiceSpec) -> DiceKind:
         """A named kind from the manifest (also when written like 'd10'), else plain dice."""
@@ -1068,6 +1109,27 @@ def unordered_rolls(body) -> set[str]:
             safe.add(id(n.operand))
     ordered = {n.name for n in _walk(body) if isinstance(n, ast.Name) and n.name in names and id(n) not in safe}
     return names - ordered
+
+
+def _free_names(e) -> set[str]:
+    """Names an expression reads from its surroundings (a comprehension's own variable excluded)."""
+    if isinstance(e, ast.Name):
+        return {e.name}
+    if isinstance(e, ast.Aggregate):
+        inner = set()
+        for part in (e.element, e.condition, e.key):
+            if part is not None:
+                inner |= _free_names(part)
+        return _free_names(e.source) | (inner - {e.var})
+    names: set[str] = set()
+    if isinstance(e, ast.Node):
+        for f in e._fields:
+            if f != "pos":
+                names |= _free_names(getattr(e, f))
+    elif isinstance(e, (tuple, list)):
+        for x in e:
+            names |= _free_names(x)
+    return names
 
 
 def _walk(node):

@@ -188,3 +188,13 @@ def test_caches_tell_rolls_apart_by_their_dice_even_inside_records(tmp_path):
                                     "    emit colored = r.roll.colored\n    return r.roll.colored\n"})
     for dice, colored in (([1, 6], 1), ([6, 1], 6), ([2, 5], 2), ([5, 2], 5)):
         assert run("colored_of_record", {}, dice=[dice], root=root).value["colored"] == colored
+
+
+def test_values_kept_per_prefix_state_respect_shadowing(tmp_path):
+    # 'n' is an argument, but the loop rebinds it: a value read inside the loop must not be reused
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure shadow(n: int, items: list[int]):\n    let base = n * 10\n"
+                                    "    roll d = DR\n    let total = 0\n    for each n in items:\n"
+                                    "        set total = total + n * 2\n    return total + base\n"})
+    assert run("shadow", {"n": 1, "items": [1, 2, 3]}, root=root).value == 22
+    assert run("shadow", {"n": 1, "items": [4, 5]}, root=root).value == 28
