@@ -211,8 +211,11 @@ class Compiler:
         cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
         rolls_may_hide = self.rolls_may_hide
         # the suffix depends only on the names it reads (globals excluded): those make its key
-        suffix_reads = tuple(sorted({n.name for n in _walk(tuple(statements[j:]))
-                                     if isinstance(n, ast.Name) and n.name not in self.globals}))
+        ending, before_ending = tuple(statements[j:]), tuple(statements[:j])
+        bound_before = {p.name for p in proc.params} | _bound_names(before_ending)
+        suffix_reads = tuple(sorted({n.name for n in _walk(ending) if isinstance(n, ast.Name)
+                                     and n.name not in self.globals
+                                     and (n.name in bound_before or n.name not in _bound_names(ending))}))
 
         def run_cached(env: dict, rt):
             """The body, reusing the work of its deterministic start and end.
@@ -1109,6 +1112,17 @@ def unordered_rolls(body) -> set[str]:
             safe.add(id(n.operand))
     ordered = {n.name for n in _walk(body) if isinstance(n, ast.Name) and n.name in names and id(n) not in safe}
     return names - ordered
+
+
+def _bound_names(statements) -> set[str]:
+    """Names these statements define (let, roll, choose, loop variables, comprehension variables)."""
+    names = set()
+    for n in _walk(statements):
+        if isinstance(n, (ast.Let, ast.Roll, ast.Choose)):
+            names.add(n.name)
+        elif isinstance(n, (ast.ForEach, ast.Aggregate)):
+            names.add(n.var)
+    return names
 
 
 def _free_names(e) -> set[str]:

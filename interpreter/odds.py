@@ -121,14 +121,16 @@ def _fraction(by_den: dict[int, int]) -> Fraction:
     return Fraction(sum(n * (common // d) for d, n in by_den.items()), common)
 
 
+
 _OUTCOME_CACHE: dict[DiceKind, list] = {}
 
 
 def _outcomes(kind: DiceKind) -> list:
-    found = _OUTCOME_CACHE.get(kind)
-    if found is None:
-        found = _OUTCOME_CACHE[kind] = kind.outcomes()
-    return found
+    """A kind's outcomes, computed once (keyed by identity: compiled code keeps its kinds alive)."""
+    found = _OUTCOME_CACHE.get(id(kind))
+    if found is None or found[0] is not kind:
+        found = _OUTCOME_CACHE[id(kind)] = (kind, kind.outcomes())
+    return found[1]
 
 
 @dataclass
@@ -153,11 +155,17 @@ class Enumerator:
         rt = Runtime(self.ruleset, dice, None, self.choices)
         rt.call_hook = self._hook(rt)
         steps = rt.limits["steps"]
+        clear_choices = rt.choice_counts.clear if self.choices else None
+        run = procedure.run
         while True:
-            dice.reset(path)
-            rt.steps_left, rt.depth = steps, depth
-            rt.choice_counts.clear()
-            value = _run(rt, procedure, args)
+            dice.given_used, dice.path, dice.at, dice.num, dice.den = 0, path, 0, 1, 1
+            rt.steps_left, rt.depth = steps, depth + 1
+            if clear_choices is not None:
+                clear_choices()
+            try:
+                value = run(dict(args), rt)
+            except Exception as e:          # a stop (refusal, unknown cell, fail) is an outcome
+                value = _stop(e)
             if demand is not ALL:
                 value = project(value, demand)
             self.paths += 1
@@ -209,16 +217,21 @@ class _Replay(Exception):
 def _run(rt: Runtime, procedure, args):
     try:
         return rt.invoke(procedure, args)
-    except _Replay as r:
-        return r.stop
-    except Refusal as r:
-        return _Stop("refused", f"refused: {r.reason}")
-    except UnknownCellError as e:
+    except Exception as e:
+        return _stop(e)
+
+
+def _stop(e: Exception) -> "_Stop":
+    """An adjudication that ended without a result, as an outcome (or re-raised if it is not one)."""
+    if isinstance(e, _Replay):
+        return e.stop
+    if isinstance(e, Refusal):
+        return _Stop("refused", f"refused: {e.reason}")
+    if isinstance(e, UnknownCellError):
         return _Stop("needs chart", e.short)
-    except LimitError:
-        raise
-    except AdjudicationError as e:
+    if isinstance(e, AdjudicationError) and not isinstance(e, LimitError):
         return _Stop("error", f"error: {e.message}")
+    raise e
 
 
 def _has_list_choices(choices: dict) -> bool:
@@ -313,12 +326,22 @@ def check_fields(values, by: list[str]) -> None:
                              "a dotted path goes into records and, in lists of records, by id")
 
 
+def exact_sum(fractions) -> Fraction:
+    """A sum of fractions with one division (over their least common denominator)."""
+    fractions = list(fractions)
+    if not fractions:
+        return Fraction(0)
+    common = math.lcm(*(f.denominator for f in fractions))
+    return Fraction(sum(f.numerator * (common // f.denominator) for f in fractions), common)
+
+
 def group(dist: dict, by: list[str]) -> list[tuple[str, Fraction]]:
     check_fields(dist, by)
-    grouped: dict[str, Fraction] = defaultdict(Fraction)
+    grouped: dict[str, list] = {}
     for value, p in dist.items():
-        grouped[group_label(value, by)] += p
-    return sorted(grouped.items(), key=lambda kv: (-kv[1], kv[0]))
+        grouped.setdefault(group_label(value, by), []).append(p)
+    shares = [(label, ps[0] if len(ps) == 1 else exact_sum(ps)) for label, ps in grouped.items()]
+    return sorted(shares, key=lambda kv: (-float(kv[1]), kv[0]))
 
 
 def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True) -> Report:
@@ -332,7 +355,7 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     enum = Enumerator(situation.ruleset, situation.choices, budget, demands)
     dist = enum.distribution(situation.procedure, situation.args, situation.dice)
     rows = [(label, p, None) for label, p in group(dist, by)]
-    return Report(rows, sum(dist.values(), Fraction(0)), enum.paths, True, seconds=time.perf_counter() - start,
+    return Report(rows, exact_sum(dist.values()), enum.paths, True, seconds=time.perf_counter() - start,
                   memo_hits=enum.memo_hits)
 
 
