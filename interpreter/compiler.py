@@ -516,25 +516,12 @@ class Compiler:
                     rt.trace.add("branch", f"{text}: no", bcite)
             return None
 
-        if len(branches) == 1:
+        if len(branches) == 1 or (len(branches) == 2 and branches[1][0] is None):
             cond, body, _, _, pos = branches[0]
-
-            def if_only(env, rt):
-                if rt.trace is not None:
-                    return traced(env, rt)
-                c = cond(env, rt)
-                if c is True:
-                    return body(env, rt)
-                if c is not False:
-                    _truth(c, pos)
-                return None
-            return if_only
-
-        if len(branches) == 2 and branches[1][0] is None:
-            cond, body, _, _, pos = branches[0]
-            other = branches[1][1]
+            other = branches[1][1] if len(branches) == 2 else None
 
             def if_else(env, rt):
+                """`if` with at most an `else`: the common shape, without the branch loop."""
                 if rt.trace is not None:
                     return traced(env, rt)
                 c = cond(env, rt)
@@ -542,7 +529,7 @@ class Compiler:
                     return body(env, rt)
                 if c is not False:
                     _truth(c, pos)
-                return other(env, rt)
+                return other(env, rt) if other is not None else None
             return if_else
 
         plain = [(cond, body, pos) for cond, body, _, _, pos in branches]
