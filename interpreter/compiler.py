@@ -499,12 +499,14 @@ class Compiler:
             branches.append((cond, self.block(b.body), ast.unparse(b.condition) if b.condition is not None else None,
                              self.ruleset.cite(b.cite), b.condition.pos if b.condition is not None else b.pos))
         many = len(branches) > 1
+        ruled_out = (f"otherwise (not {branches[0][2]})" if len(branches) == 2
+                     else "otherwise (none of the conditions above)")
 
         def traced(env, rt):
             for cond, body, text, bcite, pos in branches:
                 if cond is None:
                     if many:
-                        rt.trace.add("branch", "otherwise", bcite)
+                        rt.trace.add("branch", ruled_out, bcite)
                     return body(env, rt)
                 c = cond(env, rt)
                 if c is True:
