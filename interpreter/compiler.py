@@ -499,8 +499,8 @@ class Compiler:
             branches.append((cond, self.block(b.body), ast.unparse(b.condition) if b.condition is not None else None,
                              self.ruleset.cite(b.cite), b.condition.pos if b.condition is not None else b.pos))
         many = len(branches) > 1
-        ruled_out = (f"otherwise (not {branches[0][2]})" if len(branches) == 2
-                     else "otherwise (none of the conditions above)")
+        ruled_out = (f"otherwise ({ast.unparse(ast.Unary(s.pos, 'not', s.branches[0].condition))})"
+                     if len(branches) == 2 else "otherwise (none of the conditions above)")
 
         def traced(env, rt):
             for cond, body, text, bcite, pos in branches:
