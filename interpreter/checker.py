@@ -43,7 +43,7 @@ class Checker:
     def run(self) -> list[str]:
         self.check_types()
         for stack in self.r.stacks.values():
-            for p, t in stack.param_types.items():
+            for t in stack.param_types.values():
                 self.check_type_ref(t, stack.pos)
             scope = {p: self.type_of(stack.param_types[p]) if p in stack.param_types else UNKNOWN
                      for p in stack.params}
@@ -299,7 +299,7 @@ class Checker:
                 if name in ("highest", "lowest") and key is None:
                     self.error(f"{name}() needs 'by': {name}(x for x in list by x.value)", e.pos)
                 if key is not None and name not in ("highest", "lowest"):
-                    self.error(f"'by' is only for highest() and lowest()", key.pos)
+                    self.error("'by' is only for highest() and lowest()", key.pos)
                 if name == "list":
                     return StaticType("list", item=et)
                 return et if name in ("first", "highest", "lowest") else UNKNOWN

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .errors import InputError, UmpireError
+from .errors import UmpireError
 from .values import show, thaw
 
 EXAMPLES = """\

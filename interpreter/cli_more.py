@@ -170,7 +170,7 @@ def chart_template(r, tables) -> str:
              f"# Fill-in overlay for the chart cells the {r.title} rulebook does not print.",
              "# Replace each \"?\" with the value printed on your own player aid; leave \"?\" where you do not know it.",
              "# Then: umpire resolve SITUATION --with THIS-FILE  (or add it under `with:` in a situation)",
-             f"overlay: my-charts", f"extends: {r.id}", "kind: charts", "changes:"]
+             "overlay: my-charts", f"extends: {r.id}", "kind: charts", "changes:"]
     for t in tables:
         unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row) if v is UNKNOWN]
         if not unknown:
@@ -241,7 +241,6 @@ def cmd_diff(args) -> int:
 
 def cmd_set(args) -> int:
     from .edit import set_value
-    from pathlib import Path
     old, new = set_value(args.file, args.path, args.value, lambda text: validate_file_text(args.file, text))
     print(f"{args.file}: {args.path}: {old} -> {new}")
     return 0
@@ -249,13 +248,11 @@ def cmd_set(args) -> int:
 
 def validate_file_text(file: str, text: str) -> None:
     """Check a file's would-be new text the way its kind is checked (and, in a ruleset, the whole ruleset)."""
-    import os
     import shutil
     import tempfile
     from pathlib import Path
     from .api import load_ruleset
     from .errors import InputError as IE
-    from .loader import find_root
     from .schema import validate
     from .source import load_yaml
     path = Path(file).resolve()
@@ -287,7 +284,7 @@ def validate_file_text(file: str, text: str) -> None:
 
 def _relocate(e, tmp_root: str, real_root: str):
     """Errors found in the temporary copy, reported against the real file names."""
-    from .errors import InputErrors, InputError as IE, Position
+    from .errors import InputErrors, Position
     def fix(err):
         if err.position and err.position.file.startswith(tmp_root):
             err.position = Position(real_root + err.position.file[len(tmp_root):], err.position.line,

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from . import syntax as ast
 from .dice import DiceKind, literal_kind
 from .errors import AdjudicationError, LimitError, Refusal, did_you_mean
-from .model import Modifier, Procedure, Ruleset, Stack
+from .model import Procedure, Ruleset, Stack
 from .stacks import evaluate_stack
 from .values import DEAD, Record, Roll, any_roll, brief, key_form, normalise, show, type_name
 
@@ -290,7 +290,7 @@ class Compiler:
         constants = {p.name: p.default.value for p in proc.params if isinstance(p.default, ast.Literal)}
         defaults = [(p.name, self.expr(p.default)) for p in proc.params
                     if p.default is not None and not isinstance(p.default, ast.Literal)]
-        name, cite, ruleset = proc.name, proc.cite, self.ruleset
+        name, cite = proc.name, proc.cite
         pos = proc.pos
 
         def run(env: dict, rt) -> Any:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Sequence
 
-from .errors import AdjudicationError, InputError, Position
+from .errors import InputError, Position
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,6 @@ def locate_scalar(text: str, parts: list[str], file: str) -> tuple[int, int, str
         events = list(yaml.parse(text))
     except YAMLError as e:
         raise InputError(f"YAML syntax: {e}", Position(file, 1, 1)) from None
-    pos = 0
 
     def skip_node(i: int) -> int:
         """Index after the node starting at events[i]."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import syntax as ast
 from .dice import DiceKind
-from .errors import ErrorCollector, InputError, InputErrors, Position
+from .errors import ErrorCollector, InputError, InputErrors
 from .model import (DEFAULT_LIMITS, Catalogue, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef,
                     cite_with_prefix)
 from .parser import parse_expression, parse_module

@@ -34,7 +34,7 @@ from .demand import ALL, demanded, project
 from .dice import DiceKind, DiceSource, SeededDice
 from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError, did_you_mean
 from .runtime import Runtime
-from .values import Record, key_form, show, thaw
+from .values import Record, key_form, show
 
 DEFAULT_BUDGET = 200_000
 """Most paths (complete runs) one exact enumeration may take before it refuses."""

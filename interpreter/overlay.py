@@ -20,7 +20,7 @@ from pathlib import Path
 from . import syntax as ast
 from .errors import ErrorCollector, InputError, Position, did_you_mean
 from .loader import add_procedures, build_stack, build_table, yaml_expression
-from .model import Modifier, Ruleset
+from .model import Ruleset
 from .parser import parse_module, parse_steps
 from .schema import validate
 from .source import Document, load_yaml
@@ -67,7 +67,6 @@ def _claim(touched: dict, key: tuple, where: Position, what: str) -> None:
 
 
 def _apply(r: Ruleset, doc: Document, path: tuple, c: dict, touched: dict, log: list) -> None:
-    where = doc.at(path)
     if "table" in c:
         _table_change(r, doc, path, c, touched, log)
     elif "stack" in c:

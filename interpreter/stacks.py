@@ -58,7 +58,7 @@ def evaluate_stack(stack, args: dict, rt, pos):
                                  f"in group {m.group})"))
         applied = [(m, v) for m, v in applied if not (m.group and best[m.group][0] is not m)]
     total = 1 if product else 0
-    for m, v in applied:
+    for _, v in applied:
         total = total * v if product else total + v
     raw = normalise(total)
     total = _capped(stack, raw)

@@ -8,9 +8,7 @@ are treated as immutable: ``replace`` makes a changed copy (overlays use it).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
-from .errors import Position
 
 
 class Node:

@@ -6,7 +6,7 @@ import pytest
 
 from interpreter.api import adjudicate, find_procedure, load_ruleset
 from interpreter.dice import GivenDice, SeededDice
-from interpreter.errors import InputErrors, LimitError, Position
+from interpreter.errors import LimitError, Position
 from interpreter.parser import parse_expression
 from interpreter.tables import parse_band
 from interpreter.values import Record

@@ -1,15 +1,13 @@
 """Overlays (house rules and players' charts), charts, diff, and lossless in-place editing."""
 
 import json
-import shutil
-from fractions import Fraction
 
 import pytest
 
 from interpreter.api import load_ruleset, load_situation, run_situation
 from interpreter.errors import InputError, InputErrors
 
-from conftest import FIXTURE, ROOT, write_ruleset
+from conftest import FIXTURE, write_ruleset
 
 HEADER = "overlay: t\nextends: mini\nchanges:\n"
 
@@ -80,7 +78,6 @@ def test_catalogue_change(tmp_path):
 
 def test_stack_cap_changed(tmp_path):
     o = overlay(tmp_path, "  - stack: drm\n    set: {limits: {max: 1}}\n")
-    s = load_situation(FIXTURE / "situations/attack.yaml", (str(o),))
     assert load_ruleset(FIXTURE, (str(o),)).stacks["drm"].limit_max == 1
 
 
