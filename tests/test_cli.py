@@ -1,0 +1,69 @@
+"""What a user sees: the explain trace of a book example, help texts, and robustness to any text."""
+
+import string
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from interpreter.errors import InputError, Position
+from interpreter.parser import parse_expression, parse_module
+from interpreter.source import load_yaml
+
+from conftest import ROOT
+
+
+def test_explain_cites_the_rules_at_each_step_of_the_book_example(cli):
+    code, out, err = cli("resolve", ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml", "--explain")
+    assert code == 0, err
+    expected_in_order = [
+        "[ASLSK 3.2.2] fire_attack(",
+        "point_blank: x2",                                       # the adjacent 6-6-6
+        "A-O6 (american 6-6-6) at range 1: 6 FP x 2 = 12",
+        "[ASLSK 1.1.1] target_tem: +3",
+        "los_hindrance: +1",
+        "[ASLSK 3.2.3] roll dr: 2d6 -> colored 1, white 5 = 6",
+        "final DR 10, FP 19 -> column 16 -> NMC",
+        "[cell: ASLSK 3.2.2 Prep Fire Phase example",             # the cell cites the example revealing it
+        "morale_check(unit: G1",
+    ]
+    at = 0
+    for text in expected_in_order:
+        found = out.find(text, at)
+        assert found >= 0, f"missing or out of order: {text!r}"
+        at = found
+    assert "state: broken" in out and "state: pinned" in out      # G1 rolls 9, G2 rolls 7 (the book's dice)
+
+
+@pytest.mark.parametrize("command", ["check", "list", "resolve", "test", "odds", "simulate", "charts", "diff",
+                                     "set", "schema"])
+def test_every_command_explains_itself(command, capsys):
+    from interpreter.cli import main
+    with pytest.raises(SystemExit) as e:
+        main([command, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert f"usage: umpire {command}" in out and len(out.splitlines()) > 4
+
+
+DSL_ALPHABET = string.ascii_letters[:12] + string.digits[:4] + " .,:()[]{}+-*/<=>!\"@#\n" + "    "
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=DSL_ALPHABET, max_size=60))
+def test_any_text_gives_a_positioned_error_or_a_tree_never_a_crash(text):
+    for parse in (lambda: parse_expression(text, Position("x.yaml", 3, 7)),
+                  lambda: parse_module("procedure p():\n    " + text + "\n", "x.ump")):
+        try:
+            parse()
+        except InputError as e:
+            assert e.position is not None and e.position.file in ("x.yaml", "x.ump")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet="ab:- {}[]&*!|>'\"#\n01", max_size=60))
+def test_any_yaml_text_gives_data_or_a_positioned_error(text):
+    try:
+        load_yaml("y.yaml", text)
+    except InputError as e:
+        assert e.position is not None and e.position.file == "y.yaml"
