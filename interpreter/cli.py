@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     overlay_option(r)
     r.add_argument("--seed", type=int, help="seed for rolls beyond the dice given in the file")
     r.add_argument("--explain", action="store_true", help="print the full trace: every roll, lookup and modifier")
+    r.add_argument("--brief", action="store_true",
+                   help="with the trace, keep what a player checks against the book: cited steps, rolls, lookups, "
+                        "applied modifiers, decisions and results")
     r.add_argument("--json", action="store_true", help="print the result and the trace as JSON")
     r.set_defaults(func=cmd_resolve)
 
@@ -181,7 +184,7 @@ def cmd_resolve(args) -> int:
     if args.json:
         print(json.dumps(outcome_json(s, outcome), indent=2))
     else:
-        print(render_outcome(s, outcome, args.explain))
+        print(render_outcome(s, outcome, args.explain or args.brief, args.brief))
     return 1 if outcome.status == "error" else 0
 
 
@@ -198,15 +201,15 @@ def outcome_json(s, outcome) -> dict:
     return data
 
 
-def render_outcome(s, outcome, explain: bool) -> str:
-    from .trace import explain as render_trace
+def render_outcome(s, outcome, explain: bool, brief: bool = False) -> str:
+    from .trace import brief_events, explain as render_trace
     lines = []
     title = s.title or Path(s.file).stem
     lines.append(title + (f"  [{s.source}]" if s.source else ""))
     lines.append(f"procedure: {s.procedure.name}" + (f"  [{s.procedure.cite}]" if s.procedure.cite else ""))
     if explain and outcome.trace is not None:
         lines.append("")
-        lines.append(render_trace(outcome.trace.events))
+        lines.append(render_trace(brief_events(outcome.trace.events) if brief else outcome.trace.events))
         lines.append("")
     if outcome.status == "ok":
         lines.append("result:")

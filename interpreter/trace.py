@@ -35,6 +35,24 @@ class Trace:
 _MARKS = {"call": "> ", "result": "= ", "refuse": "x ", "modifier": "- "}
 
 
+_BRIEF_KINDS = {"call", "result", "roll", "lookup", "stack", "choose", "refuse", "note"}
+
+
+def brief_events(events: list[dict]) -> list[dict]:
+    """What a player checks against the book: cited steps, rolls, lookups, totals, decisions, results.
+
+    Left out: uncited intermediate values and modifiers that did not apply.
+    """
+    out = []
+    for e in events:
+        if e["kind"] == "modifier":
+            if "not applied" not in e["text"]:
+                out.append(e)
+        elif e["kind"] in _BRIEF_KINDS or e.get("cite") or e.get("from"):
+            out.append(e)
+    return out
+
+
 def explain(events: list[dict]) -> str:
     """The trace as indented lines: '[XYZ 3.2.3] roll dr: 2d6 -> colored 3, white 4 = 7'."""
     lines = []

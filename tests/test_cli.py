@@ -67,3 +67,13 @@ def test_any_yaml_text_gives_data_or_a_positioned_error(text):
         load_yaml("y.yaml", text)
     except InputError as e:
         assert e.position is not None and e.position.file == "y.yaml"
+
+
+def test_brief_trace_keeps_the_checkable_steps_and_drops_the_rest(cli):
+    path = ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml"
+    _, full, _ = cli("resolve", path, "--explain")
+    code, brief, _ = cli("resolve", path, "--brief")
+    assert code == 0
+    assert len(brief.splitlines()) < len(full.splitlines())
+    assert "final DR 10, FP 19 -> column 16 -> NMC" in brief and "target_tem: +3" in brief
+    assert "not applied" in full and "not applied" not in brief
