@@ -27,20 +27,25 @@ def cmd_schema(args) -> int:
     return 0
 
 
+def _distribution_options(p, what: str) -> None:
+    """Options shared by the commands that report a distribution of outcomes."""
+    p.add_argument("--by", action="append", default=[], metavar="FIELD",
+                   help="group by a result field, e.g. result or units.G1.state (repeatable); default: the whole result")
+    p.add_argument("--json", action="store_true", help=f"print the {what} as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="draw it as a bar chart (needs matplotlib)")
+
+
 def add_odds_commands(sub, overlay_option) -> None:
     o = sub.add_parser("odds", help="exact odds of every outcome of a situation",
                        description="Enumerate every roll the procedure makes (keeping individual dice) and "
                                    "print each outcome's exact probability. Dice given in the situation stay fixed.")
     o.add_argument("situation")
     overlay_option(o)
-    o.add_argument("--by", action="append", default=[], metavar="FIELD",
-                   help="group by a result field, e.g. result or units.G1.state (repeatable); default: the whole result")
+    _distribution_options(o, "exact distribution")
     o.add_argument("--all-dice", action="store_true",
                    help="ignore the dice listed in the situation and enumerate every roll")
     o.add_argument("--budget", type=int, default=None,
                    help="most paths through the dice to enumerate before refusing (default 200,000)")
-    o.add_argument("--json", action="store_true", help="print the distribution as JSON")
-    o.add_argument("--plot", metavar="FILE.png", help="draw the distribution as a bar chart (needs matplotlib)")
     o.set_defaults(func=cmd_odds)
 
     s = sub.add_parser("simulate", help="Monte Carlo estimate of a situation's outcomes",
@@ -49,9 +54,7 @@ def add_odds_commands(sub, overlay_option) -> None:
     overlay_option(s)
     s.add_argument("-n", "--runs", type=int, default=10_000, help="number of runs (default 10,000)")
     s.add_argument("--seed", type=int, help="seed (a random one is drawn and printed if not given)")
-    s.add_argument("--by", action="append", default=[], metavar="FIELD", help="group by a result field (repeatable)")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--plot", metavar="FILE.png")
+    _distribution_options(s, "estimated distribution, with standard errors")
     s.set_defaults(func=cmd_simulate)
 
 

@@ -22,26 +22,11 @@ def evaluate_stack(stack, args: dict, rt, pos):
     applied = []          # (modifier, value)
     lines = []            # for the trace: (modifier, text)
     for m in stack.modifiers:
-        if m.when_fn is not None:
-            ok = m.when_fn(args, rt)
-            if ok is not True:
-                if ok is not False:
-                    raise AdjudicationError(f"the condition of modifier '{m.id}' gave {show(ok)}, not true/false", m.pos)
-                if trace is not None:
-                    lines.append((m, f"{m.id}: not applied ({m.text.get('when', '')} is false)"))
-                continue
-        value = m.value_fn(args, rt)
-        if isinstance(value, bool) or not isinstance(value, (int, Fraction)):
-            raise AdjudicationError(f"modifier '{m.id}' has the value {show(value)}; a number is needed", m.pos)
-        if m.times_fn is not None:
-            times = m.times_fn(args, rt)
-            if isinstance(times, bool) or not isinstance(times, int):
-                raise AdjudicationError(f"modifier '{m.id}': times gave {show(times)}; a whole number is needed", m.pos)
-            if times == 0:
-                if trace is not None:
-                    lines.append((m, f"{m.id}: not applied (counted 0 times)"))
-                continue
-            value = value ** times if product else value * times
+        value, skipped = _modifier_value(m, args, rt, product)
+        if skipped is not None:
+            if trace is not None:
+                lines.append((m, f"{m.id}: not applied ({skipped})"))
+            continue
         applied.append((m, normalise(value)))
     if stack.groups:
         best: dict[str, tuple] = {}
@@ -87,28 +72,34 @@ def _total_untraced(stack, args: dict, rt):
     product = stack.combine == "product"
     total = 1 if product else 0
     for m in stack.modifiers:
-        when = m.when_fn
-        if when is not None:
-            ok = when(args, rt)
-            if ok is not True:
-                if ok is not False:
-                    raise AdjudicationError(f"the condition of modifier '{m.id}' gave {show(ok)}, not true/false",
-                                            m.pos)
-                continue
-        value = m.value_fn(args, rt)
-        if value.__class__ is not int and (isinstance(value, bool) or not isinstance(value, (int, Fraction))):
-            raise AdjudicationError(f"modifier '{m.id}' has the value {show(value)}; a number is needed", m.pos)
-        if m.times_fn is not None:
-            times = m.times_fn(args, rt)
-            if isinstance(times, bool) or not isinstance(times, int):
-                raise AdjudicationError(f"modifier '{m.id}': times gave {show(times)}; a whole number is needed", m.pos)
-            if times == 0:
-                continue
-            value = value ** times if product else value * times
+        value, skipped = _modifier_value(m, args, rt, product)
+        if skipped is not None:
+            continue
         total = total * value if product else total + value
     raw = normalise(total)
     _refuse_if_out_of_range(stack, raw)
     return _capped(stack, raw)
+
+
+def _modifier_value(m, args: dict, rt, product: bool):
+    """(value, None) for a modifier that applies, or (None, why not); raises on a value of the wrong kind."""
+    if m.when_fn is not None:
+        ok = m.when_fn(args, rt)
+        if ok is not True:
+            if ok is not False:
+                raise AdjudicationError(f"the condition of modifier '{m.id}' gave {show(ok)}, not true/false", m.pos)
+            return None, f"{m.text.get('when', '')} is false"
+    value = m.value_fn(args, rt)
+    if value.__class__ is not int and (isinstance(value, bool) or not isinstance(value, (int, Fraction))):
+        raise AdjudicationError(f"modifier '{m.id}' has the value {show(value)}; a number is needed", m.pos)
+    if m.times_fn is not None:
+        times = m.times_fn(args, rt)
+        if isinstance(times, bool) or not isinstance(times, int):
+            raise AdjudicationError(f"modifier '{m.id}': times gave {show(times)}; a whole number is needed", m.pos)
+        if times == 0:
+            return None, "counted 0 times"
+        value = value ** times if product else value * times
+    return value, None
 
 
 def _capped(stack, total):

@@ -75,23 +75,29 @@ def collect(ruleset_dir) -> list[Case]:
 
 
 def _case_situation(case: Case):
+    """The situation a case runs: its own, or a situation file with the parts the case overrides.
+
+    Each part keeps the position of the file it came from, so an error points at the right line.
+    """
     ruleset = load_ruleset(case.ruleset_path, case.overlays)
-    data = dict(case.data)
-    doc, path = case.doc, case.path
-    if "situation" in data:
-        sit_path = Path(case.file).parent / data["situation"]
-        sit_doc = load_yaml(sit_path)
-        validate(sit_doc, "situation")
-        merged = dict(sit_doc.data)
-        for k in ("procedure", "inputs", "dice", "choices", "seed"):
-            if k in data:
-                merged[k] = data[k]
-        if not any(k in data for k in ("inputs", "dice", "choices", "procedure")):
-            return situation_from(sit_doc, (), merged, ruleset)
-        # the case overrides part of the situation: positions of overridden parts come from the case
-        return situation_from(doc, path, merged, ruleset) if "inputs" in data else \
-            situation_from(sit_doc, (), merged, ruleset)
-    return situation_from(doc, path, data, ruleset)
+    data = case.data
+    if "situation" not in data:
+        return situation_from(case.doc, case.path, data, ruleset)
+    sit_doc = load_yaml(Path(case.file).parent / data["situation"])
+    validate(sit_doc, "situation")
+    base = sit_doc.data
+    if "procedure" in data or "inputs" in data:
+        # inputs are checked against the procedure, so they are read together from the case
+        own = {"procedure": data.get("procedure", base["procedure"]), "inputs": data.get("inputs", base.get("inputs"))}
+        situation = situation_from(case.doc, case.path, own, ruleset)
+    else:
+        situation = situation_from(sit_doc, (), base, ruleset)
+    dice_doc, dice_path = (case.doc, case.path) if "dice" in data else (sit_doc, ())
+    situation.dice = list(data.get("dice", base.get("dice")) or [])
+    situation.dice_positions = [dice_doc.at(dice_path + ("dice", i)) for i in range(len(situation.dice))]
+    situation.choices = dict(data.get("choices", base.get("choices")) or {})
+    situation.seed = data.get("seed", base.get("seed"))
+    return situation
 
 
 def run_case(case: Case) -> CaseResult:

@@ -117,3 +117,11 @@ def test_alias_bomb_is_refused_without_exhausting_memory(tmp_path, cli):
 def test_missing_ruleset_folder(cli, tmp_path):
     code, out, err = cli("check", tmp_path / "nothing")
     assert code == 2 and "no such ruleset folder" in err and "Traceback" not in err
+
+
+def test_a_case_overriding_a_situation_s_dice_points_at_its_own_dice(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"tests/more.yaml":
+                                    "ruleset: ..\ncases:\n  - id: X\n    situation: ../situations/attack.yaml\n"
+                                    "    dice: [[2, 3], [4, 9]]\n    expect: {fp: 14}\n"})
+    code, out, err = cli("test", root)
+    assert_clean_error(code, err, "more.yaml:5:20", "d6 shows 1 to 6, not 9")
