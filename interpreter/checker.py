@@ -142,7 +142,12 @@ class Checker:
                                did_you_mean(name, scope))
             case ast.Roll(name=name, dice=dice, modifier=modifier):
                 names: tuple = ()
-                if dice.kind is None and dice.text in self.r.dice:
+                if dice.size is not None:
+                    if dice.kind is not None:
+                        self.error(f"a die whose number of sides an expression gives is written d(EXPR), "
+                                   f"not {dice.kind}(...)", dice.pos)
+                    self.expr(dice.size, scope)
+                elif dice.kind is None and dice.text in self.r.dice:
                     names = self.r.dice[dice.text].names
                 elif dice.kind is not None:
                     if dice.kind not in self.r.dice:

@@ -401,6 +401,8 @@ class Compiler:
     s_set = s_let
 
     def s_roll(self, s: ast.Roll, cite):
+        if s.dice.size is not None:
+            return self.s_roll_sized(s, cite)
         kind = self.dice_kind(s.dice)
         if s.name in self.unordered_rolls and kind.count > 1:
             kind = dataclasses.replace(kind, ordered=False)
@@ -421,6 +423,30 @@ class Compiler:
                 if r.modifier:
                     text += f"; modified by {show(r.modifier)} -> final {show(normalise(r.final))}"
                 rt.trace.add("roll", text, cite, dice=faces, original=r.original, final=r.final)
+        return roll
+
+    def s_roll_sized(self, s: ast.Roll, cite):
+        """One die whose number of sides is evaluated when the roll is made (a random pick among n)."""
+        size = self.expr(s.dice.size)
+        modifier = self.expr(s.modifier) if s.modifier is not None else None
+        name, pos, text = s.name, s.pos, ast.unparse(s.dice.size)
+        kinds: dict[int, DiceKind] = {}
+
+        def roll(env, rt):
+            n = size(env, rt)
+            if n.__class__ is not int or n < 1:
+                raise AdjudicationError(f"a die rolled as d({text}) needs a whole number of sides of at least 1, "
+                                        f"not {show(n)}", pos, citation=cite)
+            kind = kinds.get(n)
+            if kind is None:
+                kind = kinds[n] = literal_kind(1, n)
+            faces = rt.dice.roll(kind, name, pos)
+            r = env[name] = Roll(faces, kind.names, modifier(env, rt) if modifier is not None else 0)
+            if rt.trace is not None:
+                text_ = f"roll {name}: d{n} ({text}) -> {faces[0]}"
+                if r.modifier:
+                    text_ += f"; modified by {show(r.modifier)} -> final {show(normalise(r.final))}"
+                rt.trace.add("roll", text_, cite, dice=faces, original=r.original, final=r.final)
         return roll
 
     def s_emit(self, s: ast.Emit, cite):

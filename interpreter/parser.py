@@ -251,6 +251,10 @@ class _ToAst(Transformer):
     def dice_kind(self, meta, c):
         return ast.DiceSpec(self._tok_pos(c[0]), str(c[0]))
 
+    def dice_sized(self, meta, c):
+        # any other name than d is reported by the checker (kind set, size given)
+        return ast.DiceSpec(self._tok_pos(c[0]), None if str(c[0]) == "d" else str(c[0]), 1, None, c[1])
+
     def emit(self, meta, c):
         return ast.Emit(self._pos(meta), str(c[0]), c[1])
 

@@ -144,11 +144,14 @@ class Set(Statement):
 
 
 class DiceSpec(Node):
-    """``2d6`` (count=2, sides=6) or a manifest dice kind (``kind='DR'``)."""
-    __slots__ = _fields = ('pos', 'kind', 'count', 'sides')
+    """``2d6`` (count=2, sides=6), a manifest dice kind (``kind='DR'``), or one die whose
+    number of sides an expression gives when the roll is made (``d(len(xs))``: ``size``)."""
+    __slots__ = _fields = ('pos', 'kind', 'count', 'sides', 'size')
 
     @property
     def text(self) -> str:
+        if self.size is not None:
+            return f"d({unparse(self.size)})"
         return self.kind or (f"{self.count}d{self.sides}" if self.count > 1 else f"d{self.sides}")
 
 

@@ -198,3 +198,45 @@ def test_values_kept_per_prefix_state_respect_shadowing(tmp_path):
                                     "        set total = total + n * 2\n    return total + base\n"})
     assert run("shadow", {"n": 1, "items": [1, 2, 3]}, root=root).value == 22
     assert run("shadow", {"n": 1, "items": [4, 5]}, root=root).value == 28
+
+
+_PICK = ("procedure pick_one(items: list[text]):\n    roll r = d(len(items)) cite \"random pick\"\n"
+         "    emit picked = items[r - 1]\n    return items[r - 1]\n")
+
+
+def test_a_die_sized_by_an_expression_picks_at_random(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": _PICK})
+    assert run("pick_one", {"items": ["a", "b", "c"]}, dice=[2], root=root).value["picked"] == "b"
+    assert run("pick_one", {"items": ["a", "b", "c"]}, dice=[3], root=root).value["picked"] == "c"
+    # a given die beyond the size is an input error naming the size
+    from interpreter.errors import InputError
+    with pytest.raises(InputError, match="d3 shows 1 to 3"):
+        run("pick_one", {"items": ["a", "b", "c"]}, dice=[4], root=root)
+    # seeded rolls stay inside the list
+    seen = {run("pick_one", {"items": ["a", "b"]}, seed=s, root=root).value["picked"] for s in range(30)}
+    assert seen == {"a", "b"}
+
+
+def test_a_die_sized_by_an_expression_needs_at_least_one_side(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": _PICK})
+    out = run("pick_one", {"items": []}, root=root)
+    assert out.status == "error" and "d(len(items)) needs a whole number of sides" in str(out.error)
+
+
+def test_a_sized_die_is_written_d_and_its_expression_is_checked(tmp_path):
+    from interpreter.errors import InputError
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure bad(items: list[text]):\n    roll r = die(len(itms))\n    return r\n"})
+    with pytest.raises(InputError) as e:
+        load_ruleset(root)
+    text = str(e.value)
+    assert "written d(EXPR)" in text and "itms" in text
+
+
+def test_exact_odds_of_a_sized_die_are_uniform(tmp_path):
+    from interpreter.api import load_situation
+    from interpreter.odds import exact_odds
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": _PICK, "situations/pick.yaml":
+                                    "ruleset: ..\nprocedure: pick_one\ninputs: {items: [a, b, c, d]}\n"})
+    report = exact_odds(load_situation(root / "situations/pick.yaml"), ["picked"])
+    assert {label: p for label, p, _ in report.rows} == {f"picked={x}": Fraction(1, 4) for x in "abcd"}
