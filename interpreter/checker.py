@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import syntax as ast
-from .compiler import AGGREGATES, BUILTINS
+from .functions import AGGREGATES, BUILTINS
 from .errors import InputError, InputErrors, Position, did_you_mean
 from .model import SCALAR_TYPES, Ruleset, TypeDef
 

@@ -104,8 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=cmd_test)
 
-    from .cli_more import add_commands
-    add_commands(sub, overlay_option)
+    from .cli_editing import add_editing_commands
+    from .cli_odds import add_odds_commands
+    from .cli_overlays import add_overlay_commands
+    add_odds_commands(sub, overlay_option)
+    add_overlay_commands(sub, overlay_option)
+    add_editing_commands(sub, overlay_option)
     return p
 
 

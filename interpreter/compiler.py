@@ -8,20 +8,32 @@ ever passes ruleset text to ``eval``.
 The compiler assumes the checker has accepted the ruleset (names exist,
 arity is right); run-time errors that only data can cause (a missing field,
 text added to a number, an unknown cell) still carry the source position.
+
+This module is code generation only. The static analyses it relies on live
+in their own modules: purity.py (which procedures are pure), roll_usage.py
+(whether dice order matters, whether rolls leave their variables),
+caching.py (the reusable prefix and suffix of a procedure, and their runner),
+names.py (walking syntax, bound and free names); what operators and builtin
+functions mean is in operators.py and functions.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import operator
 from fractions import Fraction
 from typing import Any, Callable
 
 from . import syntax as ast
+from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, cached_body, plan
 from .dice import DiceKind, literal_kind
 from .errors import AdjudicationError, LimitError, Refusal, did_you_mean
+from .functions import AGGREGATES, BUILTINS  # noqa: F401  (AGGREGATES: importable from here too)
 from .model import Procedure, Ruleset, Stack
+from .names import free_names, roll_names
+from .operators import BINARY as _BINARY, COMPARISONS as _FAST, RAW_ARITHMETIC as _RAW, arith_error as _arith_error
+from .operators import truth as _truth
+from .purity import mark_deterministic, pure_expression
+from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
 from .values import DEAD, Record, Roll, any_roll, brief, key_form, normalise, show, type_name
 
@@ -35,49 +47,7 @@ class _Return:
         self.value = value
 
 
-_EMIT = "$emit"
-_STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
-
-
-# ---- operators -------------------------------------------------------------------
-
-def _div(a, b):
-    if isinstance(a, bool) or isinstance(b, bool):
-        raise TypeError
-    if b == 0:
-        raise ZeroDivisionError
-    return normalise(Fraction(a) / Fraction(b))
-
-
-def _floordiv(a, b):
-    return int(Fraction(a) // Fraction(b))
-
-
-def _num(op):
-    def f(a, b):
-        if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, (str, tuple)) != isinstance(b, (str, tuple)):
-            if op is not operator.add:
-                raise TypeError
-        return normalise(op(a, b)) if type(a) is Fraction or type(b) is Fraction else op(a, b)
-    return f
-
-
-_BINARY = {
-    "+": _num(operator.add), "-": _num(operator.sub), "*": _num(operator.mul), "/": _div, "//": _floordiv,
-    "%": _num(operator.mod), "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-    ">": operator.gt, ">=": operator.ge,
-    "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
-}
-_FAST = {"==", "!=", "<", "<=", ">", ">="}
-_RAW = {"+": operator.add, "-": operator.sub, "*": operator.mul}
-
-
-def _arith_error(op, a, b, pos):
-    raise AdjudicationError(f"cannot {_VERBS.get(op, op)} {type_name(a)} {show(a)} and {type_name(b)} {show(b)} "
-                            f"(with {op})", pos) from None
-_VERBS = {"+": "add to", "-": "subtract from", "*": "multiply", "/": "divide", "//": "divide", "%": "take the remainder of",
-          "<": "compare", "<=": "compare", ">": "compare", ">=": "compare", "in": "look for", "not in": "look for"}
-
+# ---- closures shared by several expressions -----------------------------------------
 
 def _logic2(f1, p1, f2, p2, op: str):
     """``a and b`` / ``a or b`` as one closure: the first operand decides unless it is the neutral value."""
@@ -95,63 +65,6 @@ def _logic2(f1, p1, f2, p2, op: str):
             return v
         return _truth(v, p2, what)
     return logic2
-
-
-def _truth(value, pos, what="condition"):
-    if value is True or value is False:
-        return value
-    if value is DEAD and what != "condition":
-        return DEAD   # a logic expression in unused code (see demand.py); an if never sees DEAD
-    raise AdjudicationError(f"this {what} gave {type_name(value)} {show(value)}, but true or false is needed", pos)
-
-
-# ---- builtin functions -----------------------------------------------------------
-
-def _floor(x):
-    return math.floor(x)
-
-
-def _ceil(x):
-    return math.ceil(x)
-
-
-def _minmax(f):
-    def g(*xs):
-        if len(xs) == 1 and isinstance(xs[0], tuple):
-            xs = xs[0]
-        if not xs:
-            return None
-        return f(xs)
-    return g
-
-
-def _clamp(x, lo, hi):
-    return max(lo, min(x, hi))
-
-
-def _get(record, name, default=None):
-    if isinstance(record, Roll):
-        try:
-            return record.field(name)
-        except KeyError:
-            return default
-    if record is None:
-        return default
-    return record.get(name, default)
-
-
-BUILTINS: dict[str, tuple[Callable, int, int]] = {
-    # name: (function, min args, max args)
-    "floor": (_floor, 1, 1), "ceil": (_ceil, 1, 1), "abs": (abs, 1, 1),
-    "min": (_minmax(min), 1, 99), "max": (_minmax(max), 1, 99), "clamp": (_clamp, 3, 3),
-    "len": (len, 1, 1), "get": (_get, 2, 3), "str": (show, 1, 1),
-    # list forms of the aggregates: first(list), sum(list), count(list), any(list), all(list)
-    "first": (lambda xs: xs[0] if xs else None, 1, 1), "sum": (lambda xs: sum(xs), 1, 1),
-    "count": (len, 1, 1), "any": (lambda xs: any(x is True for x in xs), 1, 1),
-    "all": (lambda xs: all(x is True for x in xs), 1, 1),
-}
-
-AGGREGATES = {"sum", "count", "any", "all", "min", "max", "list", "first", "highest", "lowest"}
 
 
 # ---- the compiler ------------------------------------------------------------------
@@ -186,105 +99,21 @@ class Compiler:
     # -- procedures
     def compile_procedure(self, proc: Procedure) -> None:
         self.unordered_rolls = unordered_rolls(proc.syntax.body)
-        self.roll_names = {n.name for n in _walk(proc.syntax.body) if isinstance(n, ast.Roll)}
+        self.roll_names = roll_names(proc.syntax.body)
         added_by_overlay = proc.pos.file in self.overlay_files
         self.in_overlay = added_by_overlay   # its statements need no marks of their own
         statements = proc.syntax.body
         body = self.block(statements)
-        k = self.static_prefix_length(statements) if self.prefix_caching else 0
-        j = len(statements) - self.static_prefix_length(statements[::-1]) if self.prefix_caching else len(statements)
-        j = max(j, k)
+        # the deterministic start and end of the body are reused across untraced runs (caching.py)
+        split = plan(self.ruleset, proc, self.globals, self.prefix_caching)
+        k, j = split.prefix_end, split.suffix_start
         prefix = self.block(statements[:k]) if k else None
-        # in the middle, expressions that read only arguments and names the prefix defines (and
-        # that nothing `set`s) have one value per prefix state: they are kept with the prefix entry
-        prefix_lets = {id(st) for st in statements[:k] if isinstance(st, ast.Let)}
-        reassigned = {n.name for n in _walk(statements) if isinstance(n, (ast.Set, ast.Roll, ast.Choose))
-                      or (isinstance(n, ast.Let) and id(n) not in prefix_lets)} | \
-                     {n.var for n in _walk(statements) if isinstance(n, ast.ForEach)}
-        self.static_names = ({p.name for p in proc.params} |
-                             {st.name for st in statements[:k] if isinstance(st, ast.Let)}) - reassigned \
-            if prefix is not None else set()
+        self.static_names = split.static_names
         self.static_slots = 0
         middle = self.block(statements[k:j]) if k < j else None
         self.static_names = set()
         suffix = self.block(statements[j:]) if j < len(statements) else None
-        cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
-        rolls_may_hide = self.rolls_may_hide
-        # the suffix depends only on the names it reads (globals excluded): those make its key
-        ending, before_ending = tuple(statements[j:]), tuple(statements[:j])
-        bound_before = {p.name for p in proc.params} | _bound_names(before_ending)
-        suffix_reads = tuple(sorted({n.name for n in _walk(ending) if isinstance(n, ast.Name)
-                                     and n.name not in self.globals
-                                     and (n.name in bound_before or n.name not in _bound_names(ending))}))
-
-        def run_cached(env: dict, rt):
-            """The body, reusing the work of its deterministic start and end.
-
-            The start (no roll, choice or random call before it) depends only on the arguments:
-            its resulting locals and emits are kept per argument set. The end (no roll, choice or
-            random call after its first statement) depends only on the locals it starts from: its
-            return value and emits are kept per starting state. Exceptions are never kept, and the
-            same steps are charged as if the statements had run.
-            """
-            signal = None
-            if prefix is not None:
-                try:
-                    key = tuple([(k, key_form(v)) for k, v in env.items()]) \
-                        if rolls_may_hide and any_roll(env.values()) else tuple(env.items())
-                    hit = cache.get(key)
-                except TypeError:            # an argument that cannot be a key: run it all
-                    env[_EMIT] = {}
-                    return body(env, rt)
-                if hit is None:
-                    env[_EMIT] = {}
-                    before = rt.steps_left
-                    signal = prefix(env, rt)
-                    if len(cache) >= _MEMO_LIMIT:
-                        cache.clear()
-                    store = {}
-                    cache[key] = (signal, dict(env), dict(env[_EMIT]), before - rt.steps_left, store)
-                    env[_STATIC] = store
-                else:
-                    signal, saved, saved_emits, used, store = hit
-                    env.clear()
-                    env.update(saved)
-                    env[_EMIT] = dict(saved_emits)
-                    env[_STATIC] = store
-                    rt.steps_left -= used
-                    if rt.steps_left < 0:
-                        rt.out_of_steps(pos)
-                if signal is not None:
-                    return signal
-            else:
-                env[_EMIT] = {}
-            if middle is not None:
-                signal = middle(env, rt)
-                if signal is not None:
-                    return signal
-            if suffix is None:
-                return None
-            try:
-                key = _state_key(env, suffix_reads, rolls_may_hide)
-                hit = suffix_cache.get(key)
-            except TypeError:
-                return suffix(env, rt)
-            emitted = env[_EMIT]
-            if hit is None:
-                before = rt.steps_left
-                env[_EMIT] = own = {}
-                signal = suffix(env, rt)
-                emitted.update(own)          # the suffix's emits, in the order they were made
-                env[_EMIT] = emitted
-                if len(suffix_cache) >= _MEMO_LIMIT:
-                    suffix_cache.clear()
-                suffix_cache[key] = (signal, own, before - rt.steps_left)
-                return signal
-            signal, own, used = hit
-            emitted.update(own)
-            rt.steps_left -= used
-            if rt.steps_left < 0:
-                rt.out_of_steps(pos)
-            return signal
+        run_cached = cached_body(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide)
 
         # literal defaults are plain values; others are evaluated per call, in order
         constants = {p.name: p.default.value for p in proc.params if isinstance(p.default, ast.Literal)}
@@ -334,21 +163,6 @@ class Compiler:
             return value
 
         proc.run = run
-
-    def static_prefix_length(self, statements) -> int:
-        """How many leading statements roll nothing, choose nothing and call only pure procedures.
-
-        Their effect depends on the arguments alone, so an untraced run may reuse it (run_cached).
-        """
-        count = 0
-        for s in statements:
-            for node in _walk((s,)):
-                if isinstance(node, (ast.Roll, ast.Choose)):
-                    return count
-                if isinstance(node, ast.Call) and not self.ruleset.procedures[node.procedure].deterministic:
-                    return count
-            count += 1
-        return count
 
     def block(self, statements) -> Fn:
         """Run statements in order until one returns; the step budget is charged once per block entry."""
@@ -596,15 +410,12 @@ class Compiler:
         return for_each
 
     def static_or_expr(self, e) -> Fn:
-        """An expression, kept per prefix state when it reads only static names (see compile_procedure)."""
+        """An expression, kept per prefix state when it reads only static names (caching.py)."""
         fn = self.expr(e)
         if not self.static_names or isinstance(e, (ast.Literal, ast.Name)):
             return fn
-        if not _free_names(e) <= self.static_names:
+        if not free_names(e) <= self.static_names or not pure_expression(self.ruleset, e):
             return fn
-        for node in _walk((e,)):
-            if isinstance(node, ast.Call) and not self.ruleset.procedures[node.procedure].deterministic:
-                return fn
         slot = self.static_slots
         self.static_slots += 1
 
@@ -1032,150 +843,6 @@ _MISSING = object()
 _NO_MATCH = object()
 _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d[2], "doubles": lambda r: r._d[4],
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
-_MEMO_LIMIT = 4096
-
-
-def _state_key(env: dict, names: tuple, rolls_may_hide: bool) -> tuple:
-    """The values of ``names`` in a procedure's locals, as a hashable key (rolls keep their dice)."""
-    values = [env.get(n, _MISSING) for n in names]
-    if rolls_may_hide:
-        key = tuple([key_form(v) for v in values]) if any_roll(values) else tuple(values)
-    else:   # rolls only sit in their own variables: freeze those
-        key = tuple([v.frozen if v.__class__ is Roll else v for v in values])
-    hash(key)   # raises TypeError for anything that cannot be a key
-    return key
-
-
-def mark_deterministic(ruleset: Ruleset) -> None:
-    """Mark procedures that roll no dice and take no decisions, directly or through calls.
-
-    Such a procedure is a pure function of its arguments, so untraced runs may reuse its
-    results (the odds engine relies on the same purity for every procedure's distribution).
-    """
-    direct: dict[str, tuple[bool, set]] = {}
-    for name, proc in ruleset.procedures.items():
-        random, calls = False, set()
-        for node in _walk(proc.syntax.body):
-            if isinstance(node, (ast.Roll, ast.Choose)):
-                random = True
-            elif isinstance(node, ast.Call):
-                calls.add(node.procedure)
-        direct[name] = (random, calls)
-    pure = {n for n, (random, _) in direct.items() if not random}
-    changed = True
-    while changed:
-        changed = False
-        for n in list(pure):
-            if any(c not in pure for c in direct[n][1]):
-                pure.discard(n)
-                changed = True
-    for name, proc in ruleset.procedures.items():
-        proc.deterministic = name in pure
-        proc.memo = {}
-
-
-_ORDER_FREE_FIELDS = {"original", "final", "doubles", "modifier"}
-_ORDER_FREE_OPS = {"+", "-", "*", "/", "//", "%", "==", "!=", "<", "<=", ">", ">="}
-
-
-def rolls_escape(ruleset: Ruleset) -> bool:
-    """Whether any procedure lets a roll out of its variable (into a record, list, call, emit or return).
-
-    If none does, rolls only ever sit in their own local variable, and cache keys need no
-    search for rolls hidden inside records and lists.
-    """
-    for proc in ruleset.procedures.values():
-        body = proc.syntax.body
-        names = {n.name for n in _walk(body) if isinstance(n, ast.Roll)}
-        if not names:
-            continue
-        contained: set[int] = set()
-        for n in _walk(body):
-            if isinstance(n, ast.Attribute) and isinstance(n.target, ast.Name):
-                contained.add(id(n.target))
-            elif isinstance(n, ast.Binary) and n.op in _ORDER_FREE_OPS:
-                contained.update(id(side) for side in (n.left, n.right) if isinstance(side, ast.Name))
-            elif isinstance(n, ast.Unary) and isinstance(n.operand, ast.Name):
-                contained.add(id(n.operand))
-            elif isinstance(n, ast.Interpolated):
-                contained.update(id(p) for p in n.parts if isinstance(p, ast.Name))
-        if any(isinstance(n, ast.Name) and n.name in names and id(n) not in contained for n in _walk(body)):
-            return True
-    return False
-
-
-def unordered_rolls(body) -> set[str]:
-    """Roll names whose dice the procedure never tells apart.
-
-    A roll read only through its total, final value, modifier or doubles (or used as a number
-    in arithmetic and comparisons) gives the same result for every order of the same faces,
-    so exact odds may enumerate unordered faces. Any other use (a named die, ``dice``, the
-    roll passed whole to a call, a record or a text) keeps it ordered.
-    """
-    names = {n.name for n in _walk(body) if isinstance(n, ast.Roll)}
-    if not names:
-        return set()
-    safe: set[int] = set()
-    for n in _walk(body):
-        if isinstance(n, ast.Attribute) and isinstance(n.target, ast.Name) and n.name in _ORDER_FREE_FIELDS:
-            safe.add(id(n.target))
-        elif isinstance(n, ast.Binary) and n.op in _ORDER_FREE_OPS:
-            for side in (n.left, n.right):
-                if isinstance(side, ast.Name):
-                    safe.add(id(side))
-        elif isinstance(n, ast.Unary) and n.op == "-" and isinstance(n.operand, ast.Name):
-            safe.add(id(n.operand))
-    ordered = {n.name for n in _walk(body) if isinstance(n, ast.Name) and n.name in names and id(n) not in safe}
-    return names - ordered
-
-
-def _bound_names(statements) -> set[str]:
-    """Names these statements define (let, roll, choose, loop variables, comprehension variables)."""
-    names = set()
-    for n in _walk(statements):
-        if isinstance(n, (ast.Let, ast.Roll, ast.Choose)):
-            names.add(n.name)
-        elif isinstance(n, (ast.ForEach, ast.Aggregate)):
-            names.add(n.var)
-    return names
-
-
-def _free_names(e) -> set[str]:
-    """Names an expression reads from its surroundings (a comprehension's own variable excluded)."""
-    if isinstance(e, ast.Name):
-        return {e.name}
-    if isinstance(e, ast.Aggregate):
-        inner = set()
-        for part in (e.element, e.condition, e.key):
-            if part is not None:
-                inner |= _free_names(part)
-        return _free_names(e.source) | (inner - {e.var})
-    names: set[str] = set()
-    if isinstance(e, ast.Node):
-        for f in e._fields:
-            if f != "pos":
-                names |= _free_names(getattr(e, f))
-    elif isinstance(e, (tuple, list)):
-        for x in e:
-            names |= _free_names(x)
-    return names
-
-
-def _walk(node):
-    """Every syntax node under a statement list (statements and expressions)."""
-    stack = list(node) if isinstance(node, tuple) else [node]
-    while stack:
-        n = stack.pop()
-        if n is None or isinstance(n, (str, int, float, bool)):
-            continue
-        if isinstance(n, (tuple, list)):
-            stack.extend(n)
-            continue
-        yield n
-        if isinstance(n, ast.Node):
-            for f in n._fields:
-                if f != "pos":
-                    stack.append(getattr(n, f))
 
 
 def _from_overlay(fn: Fn, pos) -> Fn:

@@ -1,95 +1,10 @@
-"""Commands beyond the core ones: exact odds, simulation, charts, overlay diff and lossless editing."""
+"""The commands about overlays and charts: ``charts`` (unknown cells, fill-in template) and ``diff``."""
 
 from __future__ import annotations
 
 import json
 
 from .errors import InputError
-
-
-def add_commands(sub, overlay_option) -> None:
-    add_odds_commands(sub, overlay_option)
-    add_overlay_commands(sub, overlay_option)
-    sc = sub.add_parser("schema", help="print the JSON Schema of a procedure's situation inputs (for editors)",
-                        description="Print the JSON Schema (draft-07) that a situation's inputs for PROCEDURE must "
-                                    "satisfy, derived from the procedure's parameters and the ruleset's record types.")
-    sc.add_argument("ruleset")
-    sc.add_argument("procedure")
-    overlay_option(sc)
-    sc.set_defaults(func=cmd_schema)
-
-
-def cmd_schema(args) -> int:
-    from .api import find_procedure, load_ruleset
-    from .inputs import procedure_schema
-    r = load_ruleset(args.ruleset, tuple(args.overlays))
-    print(json.dumps(procedure_schema(r, find_procedure(r, args.procedure)), indent=2))
-    return 0
-
-
-def _distribution_options(p, what: str) -> None:
-    """Options shared by the commands that report a distribution of outcomes."""
-    p.add_argument("--by", action="append", default=[], metavar="FIELD",
-                   help="group by a result field, e.g. result or units.G1.state (repeatable); default: the whole result")
-    p.add_argument("--json", action="store_true", help=f"print the {what} as JSON")
-    p.add_argument("--plot", metavar="FILE.png", help="draw it as a bar chart (needs matplotlib)")
-
-
-def add_odds_commands(sub, overlay_option) -> None:
-    o = sub.add_parser("odds", help="exact odds of every outcome of a situation",
-                       description="Enumerate every roll the procedure makes (keeping individual dice) and "
-                                   "print each outcome's exact probability. Dice given in the situation stay fixed.")
-    o.add_argument("situation")
-    overlay_option(o)
-    _distribution_options(o, "exact distribution")
-    o.add_argument("--all-dice", action="store_true",
-                   help="ignore the dice listed in the situation and enumerate every roll")
-    o.add_argument("--budget", type=int, default=None,
-                   help="most paths through the dice to enumerate before refusing (default 200,000)")
-    o.set_defaults(func=cmd_odds)
-
-    s = sub.add_parser("simulate", help="Monte Carlo estimate of a situation's outcomes",
-                       description="Run the situation many times with seeded dice and count each outcome.")
-    s.add_argument("situation")
-    overlay_option(s)
-    s.add_argument("-n", "--runs", type=int, default=10_000, help="number of runs (default 10,000)")
-    s.add_argument("--seed", type=int, help="seed (a random one is drawn and printed if not given)")
-    _distribution_options(s, "estimated distribution, with standard errors")
-    s.set_defaults(func=cmd_simulate)
-
-
-def cmd_odds(args) -> int:
-    from .api import load_situation
-    from .odds import DEFAULT_BUDGET, exact_odds, plot, render
-    s = load_situation(args.situation, tuple(args.overlays))
-    if args.all_dice:
-        s.dice, s.dice_positions = [], []
-    report = exact_odds(s, args.by, args.budget or DEFAULT_BUDGET)
-    title = f"exact odds: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
-    if args.json:
-        print(json.dumps(dict(report.as_json(), situation=s.file, by=args.by), indent=2))
-    else:
-        print(render(report, title))
-    if args.plot:
-        plot(report, title, args.plot)
-    return 0
-
-
-def cmd_simulate(args) -> int:
-    from .api import load_situation
-    from .odds import plot, render, simulate
-    if args.runs < 1:
-        raise InputError("--runs must be at least 1")
-    s = load_situation(args.situation, tuple(args.overlays))
-    report = simulate(s, args.runs, args.seed, args.by, progress=not args.json)
-    title = f"simulation: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
-    if args.json:
-        print(json.dumps(dict(report.as_json(), situation=s.file, by=args.by, seed=report.seed), indent=2))
-    else:
-        print(render(report, title))
-    if args.plot:
-        plot(report, title, args.plot)
-    return 0
 
 
 def add_overlay_commands(sub, overlay_option) -> None:
@@ -115,15 +30,6 @@ def add_overlay_commands(sub, overlay_option) -> None:
                    help="keep the dice listed in the situation fixed (by default every roll is enumerated)")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=cmd_diff)
-
-    s = sub.add_parser("set", help="change one value in a ruleset or overlay file, keeping every other byte",
-                       description="Change the value at PATH (keys separated by dots; list items by index or id). "
-                                   "Comments, order, quoting and blank lines stay exactly as they were. "
-                                   "If the result would be invalid, nothing is written.")
-    s.add_argument("file")
-    s.add_argument("path", help="e.g. stacks.ift_drm.modifiers.target_tem.value")
-    s.add_argument("value")
-    s.set_defaults(func=cmd_set)
 
 
 def cmd_charts(args) -> int:
@@ -240,61 +146,3 @@ def cmd_diff(args) -> int:
     else:
         print("\n".join(lines) if lines else "the overlays change nothing")
     return 0
-
-
-def cmd_set(args) -> int:
-    from .edit import set_value
-    old, new = set_value(args.file, args.path, args.value, lambda text: validate_file_text(args.file, text))
-    print(f"{args.file}: {args.path}: {old} -> {new}")
-    return 0
-
-
-def validate_file_text(file: str, text: str) -> None:
-    """Check a file's would-be new text the way its kind is checked (and, in a ruleset, the whole ruleset)."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-    from .api import load_ruleset
-    from .errors import InputError as IE
-    from .schema import validate
-    from .source import load_yaml
-    path = Path(file).resolve()
-    doc = load_yaml(file, text)
-    kind = next((k for k in ("tables", "stacks", "catalogues") if isinstance(doc.data, dict) and k in doc.data), None)
-    if path.name == "ruleset.yaml":
-        kind = "ruleset"
-    elif isinstance(doc.data, dict) and "overlay" in doc.data:
-        kind = "overlay"
-    elif isinstance(doc.data, dict) and "cases" in doc.data:
-        kind = "tests"
-    elif isinstance(doc.data, dict) and "procedure" in doc.data:
-        kind = "situation"
-    if kind is None:
-        raise IE("cannot tell what kind of Umpire file this is", doc.at(()))
-    validate(doc, kind)
-    root = next((p for p in [path.parent, path.parent.parent] if (p / "ruleset.yaml").is_file()), None)
-    if kind in ("ruleset", "tables", "stacks", "catalogues") and root is not None:
-        with tempfile.TemporaryDirectory() as tmp:
-            copy = Path(tmp) / root.name
-            shutil.copytree(root, copy)
-            target = copy / path.relative_to(root)
-            target.write_text(text, encoding="utf-8")
-            try:
-                load_ruleset(copy, use_cache=False)
-            except IE as e:
-                raise _relocate(e, str(copy), str(root)) from None
-
-
-def _relocate(e, tmp_root: str, real_root: str):
-    """Errors found in the temporary copy, reported against the real file names."""
-    from .errors import InputErrors, Position
-    def fix(err):
-        if err.position and err.position.file.startswith(tmp_root):
-            err.position = Position(real_root + err.position.file[len(tmp_root):], err.position.line,
-                                    err.position.column)
-        return err
-    if isinstance(e, InputErrors):
-        for x in e.errors:
-            fix(x)
-        return e
-    return fix(e)

@@ -1,0 +1,72 @@
+"""The commands that report a distribution of outcomes: ``odds`` (exact) and ``simulate`` (Monte Carlo)."""
+
+from __future__ import annotations
+
+import json
+
+from .errors import InputError
+
+
+def _distribution_options(p, what: str) -> None:
+    """Options shared by the commands that report a distribution of outcomes."""
+    p.add_argument("--by", action="append", default=[], metavar="FIELD",
+                   help="group by a result field, e.g. result or units.G1.state (repeatable); default: the whole result")
+    p.add_argument("--json", action="store_true", help=f"print the {what} as JSON")
+    p.add_argument("--plot", metavar="FILE.png", help="draw it as a bar chart (needs matplotlib)")
+
+
+def add_odds_commands(sub, overlay_option) -> None:
+    o = sub.add_parser("odds", help="exact odds of every outcome of a situation",
+                       description="Enumerate every roll the procedure makes (keeping individual dice) and "
+                                   "print each outcome's exact probability. Dice given in the situation stay fixed.")
+    o.add_argument("situation")
+    overlay_option(o)
+    _distribution_options(o, "exact distribution")
+    o.add_argument("--all-dice", action="store_true",
+                   help="ignore the dice listed in the situation and enumerate every roll")
+    o.add_argument("--budget", type=int, default=None,
+                   help="most paths through the dice to enumerate before refusing (default 200,000)")
+    o.set_defaults(func=cmd_odds)
+
+    s = sub.add_parser("simulate", help="Monte Carlo estimate of a situation's outcomes",
+                       description="Run the situation many times with seeded dice and count each outcome.")
+    s.add_argument("situation")
+    overlay_option(s)
+    s.add_argument("-n", "--runs", type=int, default=10_000, help="number of runs (default 10,000)")
+    s.add_argument("--seed", type=int, help="seed (a random one is drawn and printed if not given)")
+    _distribution_options(s, "estimated distribution, with standard errors")
+    s.set_defaults(func=cmd_simulate)
+
+
+def cmd_odds(args) -> int:
+    from .api import load_situation
+    from .odds import DEFAULT_BUDGET, exact_odds, plot, render
+    s = load_situation(args.situation, tuple(args.overlays))
+    if args.all_dice:
+        s.dice, s.dice_positions = [], []
+    report = exact_odds(s, args.by, args.budget or DEFAULT_BUDGET)
+    title = f"exact odds: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
+    if args.json:
+        print(json.dumps(dict(report.as_json(), situation=s.file, by=args.by), indent=2))
+    else:
+        print(render(report, title))
+    if args.plot:
+        plot(report, title, args.plot)
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from .api import load_situation
+    from .odds import plot, render, simulate
+    if args.runs < 1:
+        raise InputError("--runs must be at least 1")
+    s = load_situation(args.situation, tuple(args.overlays))
+    report = simulate(s, args.runs, args.seed, args.by, progress=not args.json)
+    title = f"simulation: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
+    if args.json:
+        print(json.dumps(dict(report.as_json(), situation=s.file, by=args.by, seed=report.seed), indent=2))
+    else:
+        print(render(report, title))
+    if args.plot:
+        plot(report, title, args.plot)
+    return 0
