@@ -26,7 +26,7 @@ from typing import Any, Callable
 from . import syntax as ast
 from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, cached_body, plan
 from .dice import DiceKind, literal_kind
-from .errors import AdjudicationError, LimitError, Refusal, did_you_mean
+from .errors import AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
 from .functions import AGGREGATES, BUILTINS  # noqa: F401  (AGGREGATES: importable from here too)
 from .model import Procedure, Ruleset, Stack
 from .names import free_names, roll_names
@@ -662,6 +662,10 @@ class Compiler:
             values = [a(env, rt) for a in args]
             try:
                 return normalise(fn(*values))
+            except BuiltinArgumentError as exc:
+                if any(v is DEAD for v in values):
+                    return DEAD
+                raise AdjudicationError(f"{name}(): {exc}", pos) from None
             except (TypeError, ValueError, AttributeError):
                 if any(v is DEAD for v in values):
                     return DEAD

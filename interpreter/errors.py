@@ -159,3 +159,7 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     if not matches:
         return None
     return "did you mean " + " or ".join(f"'{m}'" for m in matches) + "?"
+
+
+class BuiltinArgumentError(ValueError):
+    """Raised by a builtin function whose arguments are wrong; its message is shown with the call's position."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from .hexgrid import hex_distance
 from .values import Roll, show
 
 
@@ -53,6 +54,7 @@ BUILTINS: dict[str, tuple[Callable, int, int]] = {
     "first": (lambda xs: xs[0] if xs else None, 1, 1), "sum": (lambda xs: sum(xs), 1, 1),
     "count": (len, 1, 1), "any": (lambda xs: any(x is True for x in xs), 1, 1),
     "all": (lambda xs: all(x is True for x in xs), 1, 1),
+    "hex_distance": (hex_distance, 2, 3),
 }
 
 AGGREGATES = {"sum", "count", "any", "all", "min", "max", "list", "first", "highest", "lowest"}

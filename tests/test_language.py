@@ -240,3 +240,71 @@ def test_exact_odds_of_a_sized_die_are_uniform(tmp_path):
                                     "ruleset: ..\nprocedure: pick_one\ninputs: {items: [a, b, c, d]}\n"})
     report = exact_odds(load_situation(root / "situations/pick.yaml"), ["picked"])
     assert {label: p for label, p, _ in report.rows} == {f"picked={x}": Fraction(1, 4) for x in "abcd"}
+
+
+# ---- hex_distance ------------------------------------------------------------------
+
+HEX_PROC = """procedure hexes(a: any, b: any, layout: text = "axial"):
+    return {d: hex_distance(a, b, layout)}
+
+procedure hexes_default(a: any, b: any):
+    return {d: hex_distance(a, b)}
+"""
+
+
+@pytest.mark.parametrize("layout,a,b,expected", [
+    ("axial", [0, 0], [0, 0], 0),
+    ("axial", [0, 0], [2, -1], 2),
+    ("axial", [0, 0], [3, -3], 3),
+    ("axial", [0, 0], [-2, 4], 4),
+    # flat-topped columns, odd columns half a hex lower: (1, 1) touches (0, 1), (0, 2), (2, 1), (2, 2)
+    ("odd-q", [1, 1], [0, 2], 1), ("odd-q", [1, 1], [2, 2], 1), ("odd-q", [1, 1], [0, 0], 2),
+    ("odd-q", [0, 0], [4, 0], 4), ("odd-q", [0, 0], [3, 3], 5), ("odd-q", [1, 1], [6, 4], 5), ("odd-q", [1, 1], [7, 4], 6),
+    # even columns lower: (2, 2) touches (1, 2) and (1, 3); (1, 2) touches (0, 1) and (0, 2)
+    ("even-q", [2, 2], [1, 3], 1), ("even-q", [1, 2], [0, 1], 1), ("even-q", [1, 2], [0, 3], 2),
+    # pointy-topped rows, odd rows half a hex right: (1, 1) touches (1, 0), (2, 0), (1, 2), (2, 2)
+    ("odd-r", [1, 1], [2, 0], 1), ("odd-r", [1, 1], [0, 0], 2), ("odd-r", [1, 1], [2, 2], 1),
+    ("even-r", [1, 2], [2, 1], 1), ("even-r", [1, 2], [0, 1], 2),
+])
+def test_hex_distance_in_each_layout(tmp_path, layout, a, b, expected):
+    root = write_ruleset(tmp_path, {"procedures/hexes.ump": HEX_PROC})
+    out = run("hexes", {"a": a, "b": b, "layout": layout}, root=root)
+    assert out.status == "ok", out.reason
+    assert out.value["d"] == expected
+    back = run("hexes", {"a": b, "b": a, "layout": layout}, root=root)
+    assert back.value["d"] == expected   # symmetric
+
+
+def test_hex_distance_agrees_between_offset_and_cube_coordinates(tmp_path):
+    from interpreter.hexgrid import hex_distance, to_cube
+    from itertools import product
+    cells = list(product(range(-3, 5), range(-3, 5)))
+    for layout in ("odd-q", "even-q", "odd-r", "even-r"):
+        cubes = {c: to_cube(c, layout) for c in cells}
+        assert len(set(cubes.values())) == len(cells)   # one hex per label
+        for c in product(range(-2, 4), range(-2, 4)):   # six neighbours at distance 1 in every layout
+            assert sum(1 for d in cells if hex_distance(c, d, layout) == 1) == 6
+        for c, d in product(cells[:12], cells):
+            assert hex_distance(c, d, layout) == hex_distance(cubes[c], cubes[d], "cube")
+
+
+def test_hex_distance_takes_records_and_defaults_by_length(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/hexes.ump": HEX_PROC})
+    out = run("hexes", {"a": {"col": 1, "row": 1}, "b": {"col": 0, "row": 0}, "layout": "odd-q"}, root=root)
+    assert out.value["d"] == 2
+    assert run("hexes_default", {"a": [0, 0, 0], "b": [2, -1, -1]}, root=root).value["d"] == 2
+    assert run("hexes_default", {"a": {"q": 0, "r": 0}, "b": {"q": -1, "r": 3}}, root=root).value["d"] == 3
+
+
+@pytest.mark.parametrize("a,b,layout,message", [
+    ([0, 0], [1, 1], "hexagonal", "unknown hex layout 'hexagonal'"),
+    ([0, 0], [1, 1, -2], "odd-q", "three coordinates are cube"),
+    ([0, 0, 1], [1, 1, -2], "cube", "add up to 0"),
+    ([0, "a"], [1, 1], "axial", "whole numbers"),
+    ({"x": 1}, [1, 1], "axial", "needs fields col and row"),
+])
+def test_hex_distance_bad_input_is_a_positioned_error(tmp_path, a, b, layout, message):
+    root = write_ruleset(tmp_path, {"procedures/hexes.ump": HEX_PROC})
+    out = run("hexes", {"a": a, "b": b, "layout": layout}, root=root)
+    assert out.status == "error" and message in out.reason and "hex_distance()" in out.reason
+    assert out.error.position.line == 2
