@@ -11,11 +11,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 from lark.indenter import DedentError, Indenter
 
 from . import syntax as ast
-from .errors import InputError, Position
+from .errors import InputError, Position, UmpireError
+
+MAX_NUMBER_DIGITS = 100
+"""Most digits a number literal may have (in procedures and DSL text alike)."""
 
 GRAMMAR_FILE = Path(__file__).resolve().parent.parent / "grammar" / "umpire.lark"
 
@@ -80,8 +83,9 @@ def _token_text(token: Token) -> str:
 def parse_module(text: str, file: str, where: Position | None = None, indent: int = 0) -> list[ast.Procedure]:
     """Parse a whole .ump file (or a block of procedures in an overlay) into its procedures."""
     locate = _Locator(where or Position(file, 1, 1), indent)
+    _refuse_tab_indentation(text, locate)
     tree = _parse(text if text.endswith("\n") else text + "\n", "module", locate)
-    return _ToAst(locate).transform(tree)
+    return _transform(tree, locate)
 
 
 def parse_steps(text: str, where: Position) -> tuple:
@@ -91,8 +95,9 @@ def parse_steps(text: str, where: Position) -> tuple:
     first = next((l for l in text.splitlines() if l.strip()), "")
     indent = len(first) - len(first.lstrip())
     locate = _Locator(where, indent)
+    _refuse_tab_indentation(body, locate)
     tree = _parse(body if body.endswith("\n") else body + "\n", "steps", locate)
-    return tuple(_ToAst(locate).transform(tree))
+    return tuple(_transform(tree, locate))
 
 
 def parse_expression(text: str, where: Position) -> ast.Expr:
@@ -101,7 +106,30 @@ def parse_expression(text: str, where: Position) -> ast.Expr:
     if "\n" in text.strip():
         text = " ".join(text.split())  # expressions in YAML may wrap; they are not indentation-sensitive
     tree = _parse(text.strip(), "expression", locate)
-    return _ToAst(locate).transform(tree)
+    return _transform(tree, locate)
+
+
+def _transform(tree, locate: "_Locator"):
+    """The syntax tree as AST nodes; an error found while building (a bad ``{...}`` in a string) is raised as is."""
+    try:
+        return _ToAst(locate).transform(tree)
+    except VisitError as e:
+        if isinstance(e.orig_exc, UmpireError):
+            raise e.orig_exc from None
+        raise
+
+
+def _refuse_tab_indentation(text: str, locate: "_Locator") -> None:
+    """Indentation is made of spaces: a tab in a line's leading white space is refused at its place."""
+    if "\t" not in text:
+        return
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip(" \t")
+        indent = line[:len(line) - len(stripped)]
+        if "\t" in indent and stripped and not stripped.startswith("#"):
+            raise InputError("this line is indented with a tab", locate(number, indent.index("\t") + 1),
+                             hint="indent with spaces (tabs have no fixed width, so the block structure "
+                                  "would depend on your editor)")
 
 
 class _Locator:
@@ -184,6 +212,14 @@ class _ToAst(Transformer):
     def _tok_pos(self, tok: Token) -> Position:
         return self._where(tok.line, tok.column)
 
+    def _binding(self, tok: Token) -> str:
+        """A name being defined or read: a keyword of the language cannot be one."""
+        text = str(tok)
+        if text in KEYWORDS:
+            raise InputError(f"'{text}' is a keyword of the procedure language and cannot be used as a name",
+                             self._tok_pos(tok), hint=f"choose another name, e.g. '{text}_'")
+        return text
+
     # top level
     def start(self, meta, children):
         return children[0]
@@ -202,14 +238,14 @@ class _ToAst(Transformer):
         doc = rest[0] if rest and (rest[0] is None or isinstance(rest[0], str)) else None
         body = tuple(s for s in rest[1:] if s is not None) if rest and (rest[0] is None or isinstance(rest[0], str)) \
             else tuple(s for s in rest if s is not None)
-        return ast.Procedure(self._tok_pos(name), str(name), tuple(params or ()), body, cite, doc)
+        return ast.Procedure(self._tok_pos(name), self._binding(name), tuple(params or ()), body, cite, doc)
 
     def params(self, meta, children):
         return children
 
     def param(self, meta, children):
         name, type_, default = children
-        return ast.Param(str(name), type_, default, self._tok_pos(name))
+        return ast.Param(self._binding(name), type_, default, self._tok_pos(name))
 
     def simple_type(self, meta, children):
         return ast.TypeRef(str(children[0]))
@@ -233,20 +269,27 @@ class _ToAst(Transformer):
         return _with(statement, cite=cite) if cite else statement
 
     def let(self, meta, c):
-        return ast.Let(self._pos(meta), str(c[0]), c[1])
+        return ast.Let(self._pos(meta), self._binding(c[0]), c[1])
 
     def set_(self, meta, c):
-        return ast.Set(self._pos(meta), str(c[0]), c[1])
+        return ast.Set(self._pos(meta), self._binding(c[0]), c[1])
 
     def roll(self, meta, c):
         name, dice, sign, modifier = c
         if modifier is not None and str(sign) == "-":
             modifier = ast.Unary(modifier.pos, "-", modifier)
-        return ast.Roll(self._pos(meta), str(name), dice, modifier)
+        return ast.Roll(self._pos(meta), self._binding(name), dice, modifier)
 
     def dice_literal(self, meta, c):
         count, sides = str(c[0]).split("d")
-        return ast.DiceSpec(self._tok_pos(c[0]), None, int(count or 1), int(sides))
+        pos = self._tok_pos(c[0])
+        if len(count) > 6 or len(sides) > 12:
+            raise InputError(f"the dice '{c[0]}' have absurdly many digits", pos,
+                             hint="write dice such as 2d6 or d10")
+        count, sides = int(count or 1), int(sides)
+        if count < 1 or sides < 1:
+            raise InputError(f"'{c[0]}' rolls no dice: the number of dice and of sides are at least 1", pos)
+        return ast.DiceSpec(pos, None, count, sides)
 
     def dice_kind(self, meta, c):
         return ast.DiceSpec(self._tok_pos(c[0]), str(c[0]))
@@ -271,7 +314,7 @@ class _ToAst(Transformer):
         return ast.Refuse(self._pos(meta), c[0])
 
     def choose(self, meta, c):
-        return ast.Choose(self._pos(meta), str(c[0]), c[1], c[2])
+        return ast.Choose(self._pos(meta), self._binding(c[0]), c[1], c[2])
 
     def if_(self, meta, c):
         condition, cite, body, *rest = c
@@ -290,7 +333,7 @@ class _ToAst(Transformer):
 
     def for_(self, meta, c):
         var, source, cite, body = c
-        return ast.ForEach(self._pos(meta), str(var), source, body, cite=cite)
+        return ast.ForEach(self._pos(meta), self._binding(var), source, body, cite=cite)
 
     def block(self, meta, children):
         return tuple(children)
@@ -333,35 +376,54 @@ class _ToAst(Transformer):
         return ast.Update(self._pos(meta), c[0], c[1].fields)
 
     def number(self, meta, c):
-        return ast.Literal(self._pos(meta), ast.number(str(c[0])))
+        text = str(c[0])
+        if len(text) > MAX_NUMBER_DIGITS:
+            raise InputError(f"this number has {len(text):,} characters, more than the limit of {MAX_NUMBER_DIGITS} "
+                             "(limit 'number digits')", self._pos(meta))
+        return ast.Literal(self._pos(meta), ast.number(text))
 
     def string(self, meta, c):
         return self._string(c[0])
 
     def _string(self, token: Token):
         text = _unquote(token)
-        if "{" not in text:
-            return ast.Literal(self._tok_pos(token), text.replace("}}", "}"))
-        parts, i = [], 0
         base = self._tok_pos(token)
-        for m in re.finditer(r"\{\{|\}\}|\{([^{}]*)\}", text):
-            parts.append(text[i:m.start()])
-            if m.group(0) == "{{":
-                parts.append("{")
-            elif m.group(0) == "}}":
-                parts.append("}")
+        if "{" not in text and "}" not in text:
+            return ast.Literal(base, text)
+        parts: list = []
+        i, n, plain = 0, len(text), []
+        while i < n:
+            ch = text[i]
+            if ch in "{}" and text.startswith(ch * 2, i):      # {{ and }} are literal braces
+                plain.append(ch)
+                i += 2
+            elif ch == "}":
+                raise InputError("a '}' in a string closes no '{'", Position(base.file, base.line, base.column + 1 + i),
+                                 hint="write }} for a literal brace")
+            elif ch == "{":
+                close = text.find("}", i + 1)
+                inner_open = text.find("{", i + 1)
+                if close < 0 or (0 <= inner_open < close):
+                    raise InputError("this '{' in a string is never closed", Position(base.file, base.line,
+                                                                                     base.column + 1 + i),
+                                     hint="end the expression with '}', or write {{ for a literal brace")
+                where = Position(base.file, base.line, base.column + 2 + i)
+                if not text[i + 1:close].strip():
+                    raise InputError("an empty '{}' in a string; put an expression inside it", where,
+                                     hint="write {{}} for literal braces")
+                if plain:
+                    parts.append("".join(plain))
+                    plain = []
+                parts.append(parse_expression(text[i + 1:close], where))
+                i = close + 1
             else:
-                where = Position(base.file, base.line, base.column + 1 + m.start(1))
-                parts.append(parse_expression(m.group(1), where))
-            i = m.end()
-        parts.append(text[i:])
-        merged = []
-        for p in parts:
-            if isinstance(p, str) and merged and isinstance(merged[-1], str):
-                merged[-1] += p
-            elif p != "":
-                merged.append(p)
-        return ast.Interpolated(base, tuple(merged))
+                plain.append(ch)
+                i += 1
+        if plain:
+            parts.append("".join(plain))
+        if not any(not isinstance(p, str) for p in parts):
+            return ast.Literal(base, "".join(parts))
+        return ast.Interpolated(base, tuple(parts))
 
     def true(self, meta, c):
         return ast.Literal(self._pos(meta), True)
@@ -373,7 +435,7 @@ class _ToAst(Transformer):
         return ast.Literal(self._pos(meta), None)
 
     def name(self, meta, c):
-        return ast.Name(self._pos(meta), str(c[0]))
+        return ast.Name(self._pos(meta), self._binding(c[0]))
 
     def list_(self, meta, c):
         return ast.ListExpr(self._pos(meta), tuple(x for x in c if x is not None))
@@ -399,7 +461,7 @@ class _ToAst(Transformer):
 
     def aggregate(self, meta, c):
         name, element, var, source, condition, key = c
-        return ast.Aggregate(self._pos(meta), str(name), element, str(var), source, condition, key)
+        return ast.Aggregate(self._pos(meta), str(name), element, self._binding(var), source, condition, key)
 
     def call(self, meta, c):
         return ast.Call(self._pos(meta), str(c[0]), tuple(c[1] or ()))
@@ -412,6 +474,14 @@ class _ToAst(Transformer):
 
     def apply(self, meta, c):
         return ast.Apply(self._pos(meta), str(c[0]), tuple(c[1] or ()))
+
+
+KEYWORDS = frozenset({
+    "procedure", "cite", "from", "default", "if", "elif", "else", "for", "each", "in", "not", "and", "or", "with",
+    "true", "false", "null", "call", "lookup", "apply", "locate", "by"})
+"""Reserved words: they have a meaning inside expressions and block headers, so they cannot name a
+variable, parameter or procedure. (Words that only start a statement, such as ``roll`` or ``note``,
+may; result fields and record keys may be any word.)"""
 
 
 def _with(statement, **changes):

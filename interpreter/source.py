@@ -5,8 +5,12 @@ column. We convert it into plain dicts, lists and scalars (what the JSON
 Schemas and the model builders want) and keep a side table from each value's
 path to its position, so any later error can point at file:line:column.
 
-Safety: custom tags are refused, duplicate keys are errors, and aliases are
-expanded against a node budget so a "billion laughs" file cannot exhaust memory.
+Safety and size: a file larger than ``MAX_FILE_BYTES`` is refused before it is
+read; the parser's event stream is counted first, so a file with too many values
+or nested too deeply is refused before any node graph is built; custom tags are
+refused, duplicate keys are errors, aliases are expanded against the same value
+budget (so a "billion laughs" file cannot exhaust memory), and numbers that are
+not finite or have absurdly many digits are refused with their position.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import math
 import re
 
 from ruamel.yaml import YAML
@@ -25,6 +30,15 @@ from .errors import InputError, Position
 
 MAX_NODES = 200_000
 """Most values one YAML file may expand to (aliases count every time they are used)."""
+
+MAX_FILE_BYTES = 2_000_000
+"""Largest file (YAML or procedures) Umpire reads; checked before reading. Shipped files are under 20 kB."""
+
+MAX_NESTING = 64
+"""Deepest nesting of mappings and lists in a YAML file (aliases included)."""
+
+MAX_NUMBER_DIGITS = 100
+"""Most digits a number written in a YAML file may have."""
 
 PathKey = tuple  # a path of mapping keys and list indexes from the document root
 
@@ -73,14 +87,39 @@ def _mark_position(file: str, mark) -> Position:
 
 
 def read_text(path: Path | str) -> str:
+    """A file's text, refused with a plain error if it is missing, a folder, too large or not UTF-8."""
+    p = Path(path)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        size = p.stat().st_size
+        if p.is_dir():
+            raise IsADirectoryError
+        if size > MAX_FILE_BYTES:
+            raise InputError(f"{path} is {size:,} bytes, more than the limit of {MAX_FILE_BYTES:,} bytes for one "
+                             "Umpire file (limit 'file size')", Position(str(path), 1, 1),
+                             hint="split it into several files; no real ruleset file comes near this size")
+        with p.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:  # it grew while we looked, or is not a regular file
+            raise InputError(f"{path} is more than the limit of {MAX_FILE_BYTES:,} bytes for one Umpire file "
+                             "(limit 'file size')", Position(str(path), 1, 1))
+        return raw.decode("utf-8")
     except FileNotFoundError:
         raise InputError(f"no such file: {path}") from None
     except IsADirectoryError:
         raise InputError(f"expected a file but found a folder: {path}") from None
+    except PermissionError:
+        raise InputError(f"cannot read {path}: permission denied") from None
     except UnicodeDecodeError as e:
         raise InputError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def check_text_size(text: str, file: str) -> None:
+    """Refuse text (given directly rather than read from a file) over the file-size limit."""
+    if len(text) > MAX_FILE_BYTES:
+        raise InputError(f"this text is {len(text):,} characters, more than the limit of {MAX_FILE_BYTES:,} "
+                         "for one Umpire file (limit 'file size')", Position(file, 1, 1))
 
 
 def load_yaml(path: Path | str, text: str | None = None) -> Document:
@@ -88,7 +127,10 @@ def load_yaml(path: Path | str, text: str | None = None) -> Document:
     file = str(path)
     if text is None:
         text = read_text(path)
+    else:
+        check_text_size(text, file)
     try:
+        _check_events(text, file)
         node = _composer.compose(text)
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -102,32 +144,88 @@ def load_yaml(path: Path | str, text: str | None = None) -> Document:
                          _mark_position(file, mark) if mark else Position(file, 1, 1)) from None
     doc = Document(file, None)
     doc.positions[()] = Position(file, 1, 1)
-    doc.data = _plain(node, (), doc, [MAX_NODES]) if node is not None else None
+    doc.data = _Builder(doc).plain(node, ()) if node is not None else None
     return doc
+
+
+def _check_events(text: str, file: str) -> None:
+    """Count the parser's events before composing: too many values or too deep a nesting fails fast.
+
+    Composing builds a node (with marks) for every value and recurses once per level of
+    nesting, so both are bounded here, in one streaming pass, before any node exists.
+    """
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent
+    count = depth = 0
+    for event in _composer.parse(text):
+        if isinstance(event, CollectionStartEvent):
+            depth += 1
+            if depth > MAX_NESTING:
+                raise InputError(f"values are nested more than {MAX_NESTING} deep (limit 'nesting')",
+                                 _mark_position(file, event.start_mark),
+                                 hint="no Umpire file needs this much nesting; flatten the structure")
+        elif isinstance(event, CollectionEndEvent):
+            depth -= 1
+        if isinstance(event, NodeEvent):
+            count += 1
+            if count > MAX_NODES:
+                raise InputError(f"this file has more than {MAX_NODES:,} values (limit 'values per file')",
+                                 _mark_position(file, event.start_mark),
+                                 hint="split it into several files")
 
 
 def _pos(doc: Document, node) -> Position:
     return Position(doc.file, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-def _plain(node: Node, path: PathKey, doc: Document, budget: list[int]) -> Any:
-    """Convert a composed node to plain data, recording positions as we go."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise InputError(f"this file expands to more than {MAX_NODES} values "
-                         "(aliases are expanded each time they are used)", _pos(doc, node))
-    tag = node.tag or ""
-    if tag not in _ALLOWED_TAGS:
-        raise InputError(f"YAML tags such as '{tag}' are not allowed in Umpire files; write plain values",
-                         _pos(doc, node))
-    if isinstance(node, MappingNode):
+class _Builder:
+    """Converts a composed node graph to plain data, recording positions as it goes.
+
+    Aliases are expanded: every use counts against the value budget, and the nesting
+    limit applies to the expanded data, so neither a "billion laughs" file nor an alias
+    that refers to the mapping containing it can run away.
+    """
+
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.budget = MAX_NODES
+        self.depth = 0
+        self.merged: dict[int, list] = {}   # id(mapping node) -> its pairs with merge keys expanded
+
+    def plain(self, node: Node, path: PathKey) -> Any:
+        doc = self.doc
+        self.budget -= 1
+        if self.budget < 0:
+            raise InputError(f"this file expands to more than {MAX_NODES:,} values "
+                             "(aliases are expanded each time they are used; limit 'values per file')",
+                             _pos(doc, node))
+        tag = node.tag or ""
+        if tag not in _ALLOWED_TAGS:
+            raise InputError(f"YAML tags such as '{tag}' are not allowed in Umpire files; write plain values",
+                             _pos(doc, node))
+        if isinstance(node, ScalarNode):
+            return _scalar(node, doc)
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise InputError(f"values are nested more than {MAX_NESTING} deep once aliases are expanded "
+                             "(limit 'nesting'); does an alias refer to a value that contains it?",
+                             _pos(doc, node))
+        try:
+            if isinstance(node, MappingNode):
+                return self.mapping(node, path)
+            out_list = []
+            for i, item in enumerate(node.value):
+                child = path + (i,)
+                doc.positions[child] = _pos(doc, item)
+                _note_text_offset(item, child, doc)
+                out_list.append(self.plain(item, child))
+            return out_list
+        finally:
+            self.depth -= 1
+
+    def mapping(self, node: MappingNode, path: PathKey) -> dict:
+        doc = self.doc
         out: dict = {}
-        for key_node, value_node in _merged(node, doc):
-            if not isinstance(key_node, ScalarNode):
-                raise InputError("mapping keys must be plain text or numbers", _pos(doc, key_node))
-            key = _scalar(key_node, doc)
-            if isinstance(key, float) or key is None:
-                key = key_node.value
+        for key, key_node, value_node in self.pairs(node):
             child = path + (key,)
             if key in out:
                 raise InputError(f"YAML syntax: the key '{key}' appears twice in the same mapping; "
@@ -135,37 +233,59 @@ def _plain(node: Node, path: PathKey, doc: Document, budget: list[int]) -> Any:
             doc.key_positions[child] = _pos(doc, key_node)
             doc.positions[child] = _pos(doc, value_node)
             _note_text_offset(value_node, child, doc)
-            out[key] = _plain(value_node, child, doc, budget)
+            out[key] = self.plain(value_node, child)
         return out
-    if isinstance(node, SequenceNode):
-        out_list = []
-        for i, item in enumerate(node.value):
-            child = path + (i,)
-            doc.positions[child] = _pos(doc, item)
-            _note_text_offset(item, child, doc)
-            out_list.append(_plain(item, child, doc, budget))
-        return out_list
-    return _scalar(node, doc)
+
+    def pairs(self, node: MappingNode) -> list:
+        """A mapping's (key, key node, value node) triples with merge keys (<<) expanded.
+
+        The mapping's own keys win over merged ones, and an earlier merge source wins over a
+        later one (YAML's merge rule); two sources sharing a key is not a duplicate. Linear in
+        the number of keys, and each mapping's expansion is worked out once.
+        """
+        found = self.merged.get(id(node))
+        if found is not None:
+            return found
+        doc = self.doc
+        own, sources = [], []
+        for k, v in node.value:
+            if k.tag == _STD + "merge":
+                sources += v.value if isinstance(v, SequenceNode) else [v]
+                continue
+            if not isinstance(k, ScalarNode):
+                raise InputError("mapping keys must be plain text or numbers", _pos(doc, k))
+            own.append((_key(k, doc), k, v))
+        if not sources:
+            self.merged[id(node)] = own
+            return own
+        taken = {key for key, _, _ in own}
+        merged = []
+        self.merged[id(node)] = []   # a merge that (through aliases) reaches this mapping adds nothing
+        for src in sources:
+            if not isinstance(src, MappingNode):
+                raise InputError("a merge key (<<) needs a mapping", _pos(doc, src))
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise InputError(f"merge keys (<<) are nested more than {MAX_NESTING} deep (limit 'nesting')",
+                                 _pos(doc, src))
+            try:
+                for key, k, v in self.pairs(src):
+                    if key not in taken:
+                        taken.add(key)
+                        merged.append((key, k, v))
+            finally:
+                self.depth -= 1
+        result = own + merged
+        self.merged[id(node)] = result
+        return result
 
 
-def _merged(node: MappingNode, doc: Document):
-    """A mapping's (key, value) pairs with YAML merge keys (<<) expanded; later keys win."""
-    pairs = []
-    for k, v in node.value:
-        if k.tag == _STD + "merge":
-            sources = v.value if isinstance(v, SequenceNode) else [v]
-            for src in sources:
-                if not isinstance(src, MappingNode):
-                    raise InputError("a merge key (<<) needs a mapping", _pos(doc, src))
-                pairs += [(sk, sv) for sk, sv in _merged(src, doc)
-                          if not any(_same_key(sk, ok) for ok, _ in node.value)]
-        else:
-            pairs.append((k, v))
-    return pairs
-
-
-def _same_key(a, b) -> bool:
-    return isinstance(a, ScalarNode) and isinstance(b, ScalarNode) and a.value == b.value
+def _key(key_node: ScalarNode, doc: Document):
+    """A mapping key as plain data: text, a whole number or a boolean (other scalars keep their text)."""
+    key = _scalar(key_node, doc)
+    if isinstance(key, float) or key is None:
+        key = key_node.value
+    return key
 
 
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
@@ -176,6 +296,12 @@ def _scalar(node: ScalarNode, doc: Document) -> Any:
     value, tag = node.value, node.tag
     if node.style:  # quoted or block text is always a string
         return value
+    if tag in (_STD + "int", _STD + "float"):
+        digits = sum(c.isdigit() for c in value)
+        if digits > MAX_NUMBER_DIGITS:
+            raise InputError(f"this number has {digits:,} digits, more than the limit of {MAX_NUMBER_DIGITS} "
+                             "(limit 'number digits')", _pos(doc, node),
+                             hint='quote it ("...") if it is meant as text')
     try:
         if tag == _STD + "int":
             v = value.replace("_", "")
@@ -183,16 +309,16 @@ def _scalar(node: ScalarNode, doc: Document) -> Any:
                 return int(v, 16)
             if v.lower().startswith(("0o", "-0o", "+0o")):
                 return int(v, 8)
+            if v.lower().startswith(("0b", "-0b", "+0b")):
+                return int(v, 2)
             return int(v)
         if tag == _STD + "float":
             v = value.lower().replace("_", "")
-            if v in (".inf", "+.inf"):
-                return float("inf")
-            if v == "-.inf":
-                return float("-inf")
-            if v == ".nan":
-                return float("nan")
-            return float(v)
+            number = float(v) if v not in (".inf", "+.inf", "-.inf", ".nan") else math.inf
+            if not math.isfinite(number):
+                raise InputError(f"'{value}' is not a finite number; Umpire numbers are exact and finite",
+                                 _pos(doc, node), hint='quote it ("...") if it is meant as text')
+            return number
     except ValueError:
         return value
     if tag == _STD + "bool":
