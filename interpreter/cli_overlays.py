@@ -52,19 +52,28 @@ def cmd_charts(args) -> int:
                       key=lambda l: [str(h) for h in t.columns.headings].index(l)) if t.columns else []
         report.append({"table": t.name, "title": t.title, "player_aid": t.player_aid, "cells": t.size,
                        "known": t.known_count, "unknown": len(unknown), "rows_with_unknowns": rows,
-                       "columns_with_unknowns": cols})
+                       "columns_with_unknowns": cols, "structure_unknown": t.structure_unknown,
+                       "open_axes": t.open_axes})
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
     for x in report:
         aid = f" — printed on {x['player_aid']}" if x["player_aid"] else ""
         print(f"{x['table']}: {x['title']}{aid}")
+        if x["structure_unknown"]:
+            print("  structure unknown: the rulebook gives neither its rows nor its columns")
+            continue
         print(f"  {x['known']} of {x['cells']} cells known, {x['unknown']} unknown")
+        for axis in x["open_axes"]:
+            print(f"  {axis} open: the rulebook shows only some of its {axis}; cells under the others are unknown")
         if x["unknown"]:
             print(f"  rows with unknown cells: {', '.join(x['rows_with_unknowns'])}")
             if x["columns_with_unknowns"]:
                 print(f"  columns with unknown cells: {', '.join(x['columns_with_unknowns'])}")
     total = sum(x["unknown"] for x in report)
+    partial = sum(1 for x in report if x["open_axes"] or x["structure_unknown"])
+    if partial:
+        print(f"\n{partial} tables have rows or columns the rulebook does not show, or no known structure")
     print(f"\n{total} unknown cells in {sum(1 for x in report if x['unknown'])} tables; "
           f"`umpire charts {args.ruleset} --template > my-charts.yaml` writes a fill-in overlay")
     return 0
@@ -81,6 +90,11 @@ def chart_template(r, tables) -> str:
              "# Then: umpire resolve SITUATION --with THIS-FILE  (or add it under `with:` in a situation)",
              "overlay: my-charts", f"extends: {r.id}", "kind: charts", "changes:"]
     for t in tables:
+        if t.structure_unknown:
+            lines.append(f"  # {t.title}: the rulebook gives no rows or columns; to supply it write")
+            lines.append(f"  # - table: {t.name}")
+            lines.append("  #   replace: {title: ..., rows: {...}, columns: {...}, grid: {...}}")
+            continue
         unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row) if v is UNKNOWN]
         if not unknown:
             continue

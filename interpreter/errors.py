@@ -124,10 +124,13 @@ class UnknownCellError(AdjudicationError):
             ([f"column {column_label}"] if column_label is not None else [])
         where = ", ".join(parts)
         aid = f" (printed on {player_aid})" if player_aid else ""
-        message = f"table '{table}' ({title}){aid}: the cell at {where} is not given in the rulebook"
+        message = (f"table '{table}' ({title}){aid}: the cell at {where} is not given in the rulebook" if parts else
+                   f"table '{table}' ({title}){aid}: the rulebook gives neither its rows nor its columns")
         hint = ("supply it from your own chart with an overlay: "
                 "`umpire charts RULESET --template > my-charts.yaml`, fill in the cell, "
-                "then add `--with my-charts.yaml`")
+                "then add `--with my-charts.yaml`") if parts else (
+                "supply the whole table from your own chart with an overlay change "
+                "`- table: NAME` and `replace:` (see docs/language.md, Overlays)")
         super().__init__(message, position, hint)
         self.table, self.row_label, self.column_label = table, row_label, column_label
 
@@ -135,7 +138,7 @@ class UnknownCellError(AdjudicationError):
     def short(self) -> str:
         parts = ([f"row {self.row_label}"] if self.row_label is not None else []) + \
             ([f"column {self.column_label}"] if self.column_label is not None else [])
-        return f"needs chart: {self.table} " + ", ".join(parts)
+        return f"needs chart: {self.table} " + (", ".join(parts) if parts else "(structure not given)")
 
 
 class LimitError(AdjudicationError):

@@ -144,6 +144,12 @@ class Table:
     sources: dict                     # (r, c) -> citation for known cells
     pos: Position | None = None
     origins: dict = field(default_factory=dict)   # (r, c) -> overlay position that set it
+    structure_unknown: bool = False   # the rulebook names the table but gives no rows or columns
+
+    @property
+    def open_axes(self) -> list[str]:
+        """Which axes the rulebook shows only in part ("rows", "columns"): more cells exist than are listed."""
+        return [name for name, ax in (("rows", self.rows), ("columns", self.columns)) if ax is not None and ax.open]
 
     @property
     def known_count(self) -> int:
@@ -177,6 +183,8 @@ class Table:
         On an ``open`` axis (the rulebook shows only some headings) a value that no
         known heading covers stops with "needs chart" rather than guessing.
         """
+        if self.structure_unknown:
+            raise UnknownCellError(self.name, self.title, None, None, self.player_aid, pos)
         r = self.rows.index(row)
         if r is None or (r is OFF and self.rows.open):
             self._unknown_heading(self.rows, row, pos)
@@ -219,6 +227,8 @@ class Table:
 
     def column_heading(self, column, shift: int = 0, pos: Position | None = None):
         """The column heading a value reads after a shift, without any row (None off the table)."""
+        if self.structure_unknown:
+            raise UnknownCellError(self.name, self.title, None, None, self.player_aid, pos)
         c = self.columns.index(column)
         if (c is None or c is OFF) and self.columns.open:
             raise UnknownCellError(self.name, self.title, None, f"for {self.columns.title} {show(column)} (the "
@@ -288,6 +298,11 @@ def build_table(name: str, spec: dict, doc, path: tuple, cite) -> Table:
             raise InputError(f"the {key} headings repeat a heading", doc.at(path + (key, "headings")))
         return ax
 
+    if spec.get("structure") == "unknown":
+        # named by the rulebook, axes not given: no cells, and every lookup stops with "needs chart"
+        return Table(name, spec["title"], cite(spec.get("cite")), spec.get("player_aid"),
+                     Axis("rows", "exact", [], open=True), None, "off", None, {}, [], {}, doc.at(path),
+                     structure_unknown=True)
     rows, columns = axis("rows"), axis("columns")
     results = {code: ResultCode.build(code, r["pattern"], r.get("means", ""))
                for code, r in (spec.get("results") or {}).items()}

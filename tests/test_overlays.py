@@ -210,3 +210,58 @@ def test_added_procedure_is_marked_in_the_trace_and_runs(tmp_path):
         o2.write_text("overlay: t\nextends: mini\nchanges:\n  - add_procedures: |\n"
                       "      procedure attack():\n          return 1\n")
         load_ruleset(FIXTURE, (str(o2),))
+
+
+_NO_AXES = """tables:
+  secret:
+    title: A chart the rulebook only names
+    cite: "9.9"
+    structure: unknown
+  scale:
+    title: A chart whose rows the rulebook shows in part
+    rows: {title: letter, match: exact, headings: [D], open: true}
+    cells:
+      - {row: D, value: 7, source: "9.9 example"}
+"""
+
+_READS = """procedure read_secret(x: int):
+    return lookup(secret, row: x)
+
+procedure read_scale(x: text):
+    return lookup(scale, row: x)
+"""
+
+
+def test_a_table_of_unknown_structure_stops_every_lookup_and_charts_say_so(cli, tmp_path):
+    root = write_ruleset(tmp_path, {"tables/more.yaml": _NO_AXES, "procedures/reads.ump": _READS})
+    from test_language import run
+    out = run("read_secret", {"x": 3}, root=root)
+    assert out.status == "error" and "needs chart" in str(out.error.kind) and "neither its rows nor its columns" in out.reason
+    assert run("read_scale", {"x": "D"}, root=root).value == 7
+    out = run("read_scale", {"x": "E"}, root=root)
+    assert out.status == "error" and "needs chart" in out.error.kind
+    code, text, err = cli("charts", root)
+    assert code == 0
+    assert "secret: A chart the rulebook only names\n  structure unknown" in text
+    assert "1 of 1 cells known, 0 unknown\n  rows open: the rulebook shows only some" in text
+    assert "3 tables have rows or columns the rulebook does not show" in text   # the fixture has one too
+    code, template, err = cli("charts", root, "--template")
+    assert code == 0 and "- table: secret" in template and "replace:" in template
+
+
+def test_a_table_of_unknown_structure_may_be_replaced_by_a_chart_overlay(tmp_path):
+    root = write_ruleset(tmp_path, {"tables/more.yaml": _NO_AXES, "procedures/reads.ump": _READS})
+    chart = tmp_path / "chart.yaml"
+    chart.write_text("overlay: mine\nextends: mini\nkind: charts\nchanges:\n  - table: secret\n    replace:\n"
+                     "      title: my secret chart\n      rows: {match: exact, headings: [3]}\n      grid: {3: [5]}\n"
+                     "      source: my chart\n")
+    r = load_ruleset(root, (str(chart),))
+    assert r.tables["secret"].lookup(3)[0] == 5
+
+
+def test_a_table_cannot_both_be_of_unknown_structure_and_list_rows(tmp_path):
+    bad = _NO_AXES.replace("    structure: unknown\n", "    structure: unknown\n    rows: {match: exact, headings: [1]}\n")
+    root = write_ruleset(tmp_path, {"tables/more.yaml": bad})
+    with pytest.raises(Exception) as e:
+        load_ruleset(root)
+    assert "more.yaml" in str(e.value) or "more.yaml" in errors_of(e.value)
