@@ -838,8 +838,10 @@ class Compiler:
         args = [(a.name or stack.params[i], self.expr(a.value)) for i, a in enumerate(e.args)]
         pos = e.pos
 
+        raw = bool(e.uncapped)
+
         def apply(env, rt):
-            return evaluate_stack(stack, {k: f(env, rt) for k, f in args}, rt, pos)
+            return evaluate_stack(stack, {k: f(env, rt) for k, f in args}, rt, pos, uncapped=raw)
         return apply
 
 

@@ -475,10 +475,13 @@ class _ToAst(Transformer):
     def apply(self, meta, c):
         return ast.Apply(self._pos(meta), str(c[0]), tuple(c[1] or ()))
 
+    def uncapped(self, meta, c):
+        return ast.Apply(self._pos(meta), str(c[0]), tuple(c[1] or ()), True)
+
 
 KEYWORDS = frozenset({
     "procedure", "cite", "from", "default", "if", "elif", "else", "for", "each", "in", "not", "and", "or", "with",
-    "true", "false", "null", "call", "lookup", "apply", "locate", "by"})
+    "true", "false", "null", "call", "lookup", "apply", "uncapped", "locate", "by"})
 """Reserved words: they have a meaning inside expressions and block headers, so they cannot name a
 variable, parameter or procedure. (Words that only start a statement, such as ``roll`` or ``note``,
 may; result fields and record keys may be any word.)"""

@@ -14,9 +14,10 @@ from .errors import AdjudicationError, Refusal
 from .values import normalise, show
 
 
-def evaluate_stack(stack, args: dict, rt, pos):
+def evaluate_stack(stack, args: dict, rt, pos, uncapped: bool = False):
+    """The stack's total; with ``uncapped``, the total before its limits (caps) are applied."""
     if rt.trace is None and not stack.groups:
-        return _total_untraced(stack, args, rt)
+        return _total_untraced(stack, args, rt, uncapped)
     trace = rt.trace
     product = stack.combine == "product"
     applied = []          # (modifier, value)
@@ -46,12 +47,12 @@ def evaluate_stack(stack, args: dict, rt, pos):
     for _, v in applied:
         total = total * v if product else total + v
     raw = normalise(total)
-    total = _capped(stack, raw)
+    total = raw if uncapped else _capped(stack, raw)
     if trace is not None:
         order = {id(m): i for i, m in enumerate(stack.modifiers)}
         lines += [(m, f"{m.id}: {_sign(v, product)}") for m, v in applied]
         lines.sort(key=lambda x: order[id(x[0])])
-        capped = f" (capped from {show(raw)})" if total != raw else ""
+        capped = f" (capped from {show(raw)})" if total != raw else (" (before its caps)" if uncapped else "")
         trace.add("stack", f"{stack.title}: {_sign(total, product)}{capped}", stack.cite, stack=stack.name, total=total)
         trace.depth += 1
         for m, text in lines:
@@ -67,7 +68,7 @@ def _sign(v, product: bool) -> str:
     return f"{v:+d}" if isinstance(v, int) else ("+" if v >= 0 else "") + show(v)
 
 
-def _total_untraced(stack, args: dict, rt):
+def _total_untraced(stack, args: dict, rt, uncapped: bool = False):
     """The same total as ``evaluate_stack`` for stacks without groups, when no trace is kept."""
     product = stack.combine == "product"
     total = 1 if product else 0
@@ -78,7 +79,7 @@ def _total_untraced(stack, args: dict, rt):
         total = total * value if product else total + value
     raw = normalise(total)
     _refuse_if_out_of_range(stack, raw)
-    return _capped(stack, raw)
+    return raw if uncapped else _capped(stack, raw)
 
 
 def _modifier_value(m, args: dict, rt, product: bool):

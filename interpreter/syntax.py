@@ -121,7 +121,8 @@ class Locate(Node):
 
 
 class Apply(Node):
-    __slots__ = _fields = ('pos', 'stack', 'args')
+    """``apply(stack, ...)``; with ``uncapped`` true, ``uncapped(stack, ...)``: the total before the caps."""
+    __slots__ = _fields = ('pos', 'stack', 'args', 'uncapped')
 
 Expr = (Literal | Interpolated | Name | Attribute | Index | Update | ListExpr | RecordExpr | Unary
         | Binary | Logical | Conditional | Function | Aggregate | Call | Lookup | Apply)
@@ -282,6 +283,6 @@ def unparse(e, parent: int = 0) -> str:
             return f"lookup({t}" + (f", {args(a)}" if a else "") + ")"
         case Locate(table=t, args=a):
             return f"locate({t}" + (f", {args(a)}" if a else "") + ")"
-        case Apply(stack=s, args=a):
-            return f"apply({s}" + (f", {args(a)}" if a else "") + ")"
+        case Apply(stack=s, args=a, uncapped=u):
+            return ("uncapped(" if u else "apply(") + s + (f", {args(a)}" if a else "") + ")"
     return "?"

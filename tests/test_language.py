@@ -308,3 +308,32 @@ def test_hex_distance_bad_input_is_a_positioned_error(tmp_path, a, b, layout, me
     out = run("hexes", {"a": a, "b": b, "layout": layout}, root=root)
     assert out.status == "error" and message in out.reason and "hex_distance()" in out.reason
     assert out.error.position.line == 2
+
+
+def test_uncapped_reads_a_capped_stack_total_before_its_caps(tmp_path):
+    # smoke 5 counts 3 times: +3 on its own; with a building's +2 the raw total is 5, capped at +3
+    root = write_ruleset(tmp_path, {"procedures/raw.ump": (
+        "procedure raw_total(t: text, smoke: int):\n"
+        "    let u = {terrain: t}\n"
+        "    return {capped: apply(drm, target: u, leader_drm: 0, smoke: smoke),"
+        " raw: uncapped(drm, target: u, leader_drm: 0, smoke: smoke)}\n")})
+    out = run("raw_total", {"t": "building", "smoke": 5}, root=root)
+    r = load_ruleset(root)
+    tem = r.catalogues["terrain"].entries["building"]["tem"] if hasattr(r.catalogues["terrain"], "entries") else None
+    assert out.status == "ok", out.reason
+    assert out.value["capped"] == 3 and out.value["raw"] > 3
+    if tem is not None:
+        assert out.value["raw"] == tem + 3
+    # below the cap the two agree
+    out = run("raw_total", {"t": "open", "smoke": 2}, root=root)
+    assert out.value["capped"] == out.value["raw"] == 1
+
+
+def test_uncapped_is_a_reserved_word_and_still_refuses_out_of_range_totals(tmp_path):
+    from interpreter.parser import KEYWORDS
+    assert "uncapped" in KEYWORDS
+    root = write_ruleset(tmp_path, {"procedures/raw.ump": (
+        "procedure raw_low(d: int):\n"
+        "    return uncapped(drm, target: {terrain: \"open\"}, leader_drm: d, smoke: 0)\n")})
+    out = run("raw_low", {"d": -4}, root=root)
+    assert out.status == "refused" and "below -3" in out.reason
