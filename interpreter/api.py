@@ -83,6 +83,7 @@ class Situation:
     seed: int | None
     title: str | None = None
     source: str | None = None
+    path: tuple = ()             # where the situation's mapping sits in ``doc`` (a test case's place)
 
 
 def find_procedure(ruleset: Ruleset, name: str, pos=None) -> Procedure:
@@ -114,8 +115,38 @@ def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset) -> 
     args = prepare_inputs(ruleset, proc, data.get("inputs") or {}, doc, path + ("inputs",))
     dice = list(data.get("dice") or [])
     positions = [doc.at(path + ("dice", i)) for i in range(len(dice))]
-    return Situation(doc.file, doc, ruleset, proc, args, dice, positions, dict(data.get("choices") or {}),
-                     data.get("seed"), data.get("title"), data.get("source"))
+    choices = dict(data.get("choices") or {})
+    check_choices(ruleset, proc, choices, doc, path + ("choices",))
+    return Situation(doc.file, doc, ruleset, proc, args, dice, positions, choices,
+                     data.get("seed"), data.get("title"), data.get("source"), path)
+
+
+def decisions(ruleset: Ruleset, proc: Procedure) -> set[str]:
+    """The names of every decision (``choose NAME``) the procedure, or any procedure it calls, can take."""
+    from . import syntax as ast
+    from .names import walk
+    names, seen, todo = set(), set(), [proc.name]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in ruleset.procedures:
+            continue
+        seen.add(name)
+        for node in walk(ruleset.procedures[name].syntax.body):
+            if isinstance(node, ast.Choose):
+                names.add(node.name)
+            elif isinstance(node, ast.Call):
+                todo.append(node.procedure)
+    return names
+
+
+def check_choices(ruleset: Ruleset, proc: Procedure, choices: dict, doc: Document, path: tuple) -> None:
+    """A name under ``choices:`` must be a decision the procedure can take (a misspelt one would be ignored)."""
+    known = decisions(ruleset, proc)
+    for name in choices:
+        if name not in known:
+            raise InputError(f"'{name}' is not a decision procedure '{proc.name}' takes "
+                             f"(its decisions: {', '.join(sorted(known)) or 'none'})", doc.key_at(path + (name,)),
+                             did_you_mean(name, known) or None)
 
 
 @dataclass
@@ -128,6 +159,7 @@ class Outcome:
     trace: Trace | None = None
     dice: list = field(default_factory=list)
     seed: int | None = None
+    warnings: list = field(default_factory=list)   # InputErrors that did not stop it (e.g. unused given dice)
 
 
 def adjudicate(ruleset: Ruleset, procedure: Procedure, args: dict, dice: DiceSource,
@@ -147,4 +179,44 @@ def adjudicate(ruleset: Ruleset, procedure: Procedure, args: dict, dice: DiceSou
 
 def run_situation(s: Situation, seed: int | None = None, trace: bool = True) -> Outcome:
     dice = GivenDice(s.dice, seed if seed is not None else s.seed, s.dice_positions)
-    return adjudicate(s.ruleset, s.procedure, s.args, dice, s.choices, trace)
+    outcome = adjudicate(s.ruleset, s.procedure, s.args, dice, s.choices, trace)
+    if outcome.error is not None and point_at_situation(s, outcome.error):
+        outcome.reason = str(outcome.error)
+    if outcome.status != "error" and dice.used < len(dice.entries):
+        unused = len(dice.entries) - dice.used
+        outcome.warnings.append(InputError(
+            f"{unused} given dice entr{'y was' if unused == 1 else 'ies were'} not used: the adjudication "
+            f"rolled {dice.used} time{'s' if dice.used != 1 else ''}, but the situation lists {len(dice.entries)}",
+            s.dice_positions[dice.used] if dice.used < len(s.dice_positions) else None,
+            "remove the extra entries, or check that the situation is the one you meant", code="unused-dice"))
+    return outcome
+
+
+def point_at_situation(s: Situation, error: AdjudicationError) -> bool:
+    """If the situation supplied the value the rules could not use, name its line too (``error.related``)."""
+    value = getattr(error, "value", None)
+    if not isinstance(value, str) or not value or isinstance(value, bool):
+        return False
+    found = []
+    for key in ("inputs", "choices"):
+        stack = [(s.path + (key,), _get(s.doc.data, s.path + (key,)))]
+        while stack and len(found) < 3:
+            path, v = stack.pop()
+            if isinstance(v, dict):
+                stack.extend((path + (k,), x) for k, x in reversed(list(v.items())))
+            elif isinstance(v, list):
+                stack.extend((path + (i,), x) for i, x in reversed(list(enumerate(v))))
+            elif v == value:
+                found.append(path)
+    for path in found:
+        error.related.append((s.doc.at(path), f"the value '{value}' comes from the situation here"))
+    return bool(found)
+
+
+def _get(data, path: tuple):
+    for p in path:
+        try:
+            data = data[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data

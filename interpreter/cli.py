@@ -1,8 +1,10 @@
 """The ``umpire`` command.
 
-Exit codes: 0 success, 1 an adjudication or a test failed, 2 invalid input.
+Exit codes: 0 success, 1 an adjudication or a test failed, 2 invalid input,
+3 an internal error (a bug in Umpire, never caused by input alone).
 Every error the user can cause is printed as ``file:line:column: error: ...``
-without a traceback.
+without a traceback; with ``--json`` the errors are also printed as JSON
+diagnostics on standard output (``errors.diagnostics``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .errors import UmpireError
+from .errors import UmpireError, diagnostics
 from .values import show, thaw
 
 EXAMPLES = """\
@@ -34,9 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)   # the nesting limits keep every input well inside it
     try:
         return args.func(args) or 0
     except UmpireError as e:
+        _report_json(args, e, e.exit_code)
         print(str(e), file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
@@ -44,16 +49,35 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except RecursionError:
-        print("error: the input is nested too deeply to process", file=sys.stderr)
-        return 2
-    except Exception as e:  # a bug in Umpire itself, not in the user's input
+    except Exception as e:  # a bug in Umpire itself, not in the user's input (RecursionError and MemoryError too)
         import os
         if os.environ.get("UMPIRE_DEBUG"):
             raise
+        _report_json(args, e, 3)
         print(f"internal error: {type(e).__name__}: {e}\n  this is a bug in Umpire; "
               "run again with UMPIRE_DEBUG=1 for the details and report it", file=sys.stderr)
         return 3
+
+
+RECURSION_LIMIT = 20_000
+"""Python frames allowed: the language's nesting limits (expressions, calls, values) stay well inside it."""
+
+
+def _report_json(args, error: BaseException, exit_code: int) -> None:
+    """With --json, an error is printed as data on standard output too (for editors and the web page)."""
+    if getattr(args, "json", False):
+        print(json.dumps({"ok": False, "exit": exit_code, "diagnostics": diagnostics(error)}, indent=2))
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -133,7 +157,9 @@ def cmd_check(args) -> int:
                f"({unknown} unknown cells), {len(ruleset.stacks)} modifier stacks, {len(ruleset.catalogues)} "
                f"catalogues, {len(situations)} situations, {len(cases)} test cases")
     if args.json:
-        print(json.dumps({"ok": True, "warnings": warnings, "summary": summary}, indent=2))
+        from .errors import warning_diagnostic
+        print(json.dumps({"ok": True, "warnings": warnings, "summary": summary,
+                          "diagnostics": [warning_diagnostic(w) for w in warnings]}, indent=2))
     else:
         for w in warnings:
             print(w, file=sys.stderr)
@@ -189,6 +215,9 @@ def cmd_resolve(args) -> int:
         print(json.dumps(outcome_json(s, outcome), indent=2))
     else:
         print(render_outcome(s, outcome, args.explain or args.brief, args.brief))
+    for w in outcome.warnings:
+        print(str(w).replace(": error: ", ": warning: ", 1) if w.position else f"warning: {w.message}",
+              file=sys.stderr)
     return 1 if outcome.status == "error" else 0
 
 
@@ -201,6 +230,10 @@ def outcome_json(s, outcome) -> dict:
             data["cite"] = outcome.citation
     if outcome.error is not None and hasattr(outcome.error, "short"):
         data["needs_chart"] = outcome.error.short
+    problems = ([outcome.error] if outcome.error is not None else []) + list(outcome.warnings)
+    if problems:
+        data["diagnostics"] = [dict(d, severity="warning") if p in outcome.warnings else d
+                               for p in problems for d in diagnostics(p)]
     data["trace"] = outcome.trace.as_json() if outcome.trace else []
     return data
 
@@ -259,7 +292,12 @@ def cmd_test(args) -> int:
     passed = sum(r.passed for r in results)
     failed = len(results) - passed
     if args.json:
-        print(json.dumps({"passed": passed, "failed": failed, "errors": [str(e) for e in errors],
+        failures = [dict(d, code="test-failed", message=f"case {r.case.id}: {p}")
+                    for r in results if not r.passed
+                    for d in diagnostics(UmpireError("", r.case.position)) for p in r.problems]
+        print(json.dumps({"ok": not errors and not failed, "passed": passed, "failed": failed,
+                          "errors": [str(e) for e in errors],
+                          "diagnostics": [d for e in errors for d in diagnostics(e)] + failures,
                           "cases": [{"id": r.case.id, "passed": r.passed, "problems": r.problems,
                                      "source": r.case.source, "file": str(r.case.position)} for r in results]},
                          indent=2))

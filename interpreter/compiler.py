@@ -322,7 +322,7 @@ class Compiler:
                 value = _match_choice(wanted, opts)
                 if value is _NO_MATCH:
                     raise AdjudicationError(f"choice '{name}' is {show(wanted)}, which is not one of the options: "
-                                            f"{', '.join(_option_label(o) for o in opts)}", pos)
+                                            f"{', '.join(_option_label(o) for o in opts)}", pos, value=wanted)
                 how = "given in the situation"
             else:
                 value = default(env, rt)
@@ -510,7 +510,8 @@ class Compiler:
                 return v[i]
             except (KeyError, IndexError, TypeError):
                 if isinstance(v, Record):
-                    raise AdjudicationError(f"there is no entry '{show(i)}'", pos, hint=did_you_mean(i, v.keys())) from None
+                    raise AdjudicationError(f"there is no entry '{show(i)}'", pos, hint=did_you_mean(i, v.keys()),
+                                            value=i) from None
                 if isinstance(v, tuple):
                     raise AdjudicationError(f"index {show(i)} is outside the list (it has {len(v)} items)", pos) from None
                 raise AdjudicationError(f"cannot index {type_name(v)} {show(v)}", pos) from None

@@ -13,18 +13,20 @@ Three families, matching the exit codes of the command line:
 from __future__ import annotations
 
 import difflib
+import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """A place in a source file (1-based line and column)."""
+    """A place in a source file (1-based line and column); ``end`` is (line, column) just after it, when known."""
 
     file: str
     line: int = 0
     column: int = 0
+    end: tuple | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         if not self.line:
@@ -36,20 +38,30 @@ class Position:
 
 
 class UmpireError(Exception):
-    """Base of Umpire's own errors; ``str()`` gives the message a user reads."""
+    """Base of Umpire's own errors; ``str()`` gives the message a user reads.
+
+    ``related`` lists other places that explain the error, each (position, what it is), e.g. the
+    line of a situation that supplied the value a procedure could not use.
+    """
 
     exit_code = 1
+    code = "error"
 
-    def __init__(self, message: str, position: Position | None = None, hint: str | None = None):
+    def __init__(self, message: str, position: Position | None = None, hint: str | None = None,
+                 code: str | None = None):
         super().__init__(message)
         self.message = message
         self.position = position
         self.hint = hint
+        self.related: list[tuple[Position, str]] = []
+        if code:
+            self.code = code
 
     def __str__(self) -> str:
         where = f"{self.position}: " if self.position else ""
+        related = "".join(f"\n  {pos}: {what}" for pos, what in self.related)
         hint = f"\n  hint: {self.hint}" if self.hint else ""
-        return f"{where}{self.kind}: {self.message}{hint}"
+        return f"{where}{self.kind}: {self.message}{related}{hint}"
 
     kind = "error"
 
@@ -59,6 +71,7 @@ class InputError(UmpireError):
 
     exit_code = 2
     kind = "error"
+    code = "invalid-input"
 
 
 class InputErrors(InputError):
@@ -107,16 +120,19 @@ class AdjudicationError(UmpireError):
 
     exit_code = 1
     kind = "cannot adjudicate"
+    code = "cannot-adjudicate"
 
-    def __init__(self, message, position=None, hint=None, citation: str | None = None):
+    def __init__(self, message, position=None, hint=None, citation: str | None = None, value=None):
         super().__init__(message, position, hint)
         self.citation = citation
+        self.value = value      # the value the rules could not use (to find where a situation gave it)
 
 
 class UnknownCellError(AdjudicationError):
     """An adjudication reached a chart cell the rulebook does not print."""
 
     kind = "needs chart"
+    code = "needs-chart"
 
     def __init__(self, table: str, title: str, row_label: str, column_label: str | None,
                  player_aid: str | None, position: Position | None = None):
@@ -142,9 +158,10 @@ class UnknownCellError(AdjudicationError):
 
 
 class LimitError(AdjudicationError):
-    """A bound on evaluation (steps, loop, depth, dice) was reached."""
+    """A bound on evaluation (steps, loop, depth, dice) or on the size of a value was reached."""
 
     kind = "limit reached"
+    code = "limit"
 
 
 class Refusal(Exception):
@@ -166,3 +183,41 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
 
 class BuiltinArgumentError(ValueError):
     """Raised by a builtin function whose arguments are wrong; its message is shown with the call's position."""
+
+
+# ---- machine-readable diagnostics (for --json, editors and the web workbench) -------------
+
+def diagnostics(error: BaseException) -> list[dict]:
+    """An error as a list of diagnostics: file, line, column, end, severity, code, message, hint.
+
+    The one place that turns errors into data: ``--json`` output of the commands and any
+    editor or web front end use it. Several input errors give several diagnostics; an
+    exception that is not Umpire's own is reported as code 'internal'.
+    """
+    if isinstance(error, InputErrors):
+        return [d for e in error.errors for d in diagnostics(e)]
+    if isinstance(error, UmpireError):
+        d = _diagnostic(error.position, "error", error.code, error.message, error.hint)
+        if error.related:
+            d["related"] = [_diagnostic(pos, "info", "related", what, None) for pos, what in error.related]
+        return [d]
+    return [_diagnostic(None, "error", "internal", f"{type(error).__name__}: {error}",
+                        "this is a bug in Umpire; run again with UMPIRE_DEBUG=1 for the details and report it")]
+
+
+_WARNING = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): warning: (?P<message>.*)$", re.S)
+
+
+def warning_diagnostic(text: str) -> dict:
+    """A checker warning ('file:line:col: warning: ...') as a diagnostic."""
+    m = _WARNING.match(text)
+    if not m:
+        return _diagnostic(None, "warning", "warning", text, None)
+    return _diagnostic(Position(m["file"], int(m["line"]), int(m["column"])), "warning", "warning", m["message"], None)
+
+
+def _diagnostic(pos: Position | None, severity: str, code: str, message: str, hint: str | None) -> dict:
+    return {"file": pos.file if pos else None, "line": (pos.line or None) if pos else None,
+            "column": (pos.column or None) if pos else None,
+            "end": {"line": pos.end[0], "column": pos.end[1]} if pos is not None and pos.end else None,
+            "severity": severity, "code": code, "message": message, "hint": hint}

@@ -20,6 +20,12 @@ from .errors import InputError, Position, UmpireError
 MAX_NUMBER_DIGITS = 100
 """Most digits a number literal may have (in procedures and DSL text alike)."""
 
+MAX_NESTING = 200
+"""Deepest syntax tree a procedure or expression may have (operators, brackets and blocks inside each other).
+
+Real rules stay under 40; the bound keeps every later pass (checker, compiler, run) far from Python's
+recursion limit, so deeply nested text is a positioned error rather than a crash."""
+
 GRAMMAR_FILE = Path(__file__).resolve().parent.parent / "grammar" / "umpire.lark"
 
 
@@ -146,6 +152,29 @@ class _Locator:
 
 
 def _parse(text: str, start: str, locate: _Locator):
+    tree = _parse_text(text, start, locate)
+    _check_nesting(tree, locate)
+    return tree
+
+
+def _check_nesting(tree, locate: _Locator) -> None:
+    """Refuse a syntax tree deeper than MAX_NESTING, at the place where it gets too deep (no recursion here)."""
+    from lark import Tree
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            meta = node.meta
+            raise InputError(f"this is nested more than {MAX_NESTING} deep (operators, brackets or blocks inside "
+                             "each other; limit 'nesting')",
+                             locate(getattr(meta, "line", 1), getattr(meta, "column", 1)),
+                             hint="split it with let statements or smaller procedures")
+        for child in node.children:
+            if isinstance(child, Tree):
+                stack.append((child, depth + 1))
+
+
+def _parse_text(text: str, start: str, locate: _Locator):
     try:
         return _parser().parse(text, start=start)
     except UnexpectedToken as e:

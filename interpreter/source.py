@@ -281,9 +281,9 @@ class _Builder:
 
 
 def _key(key_node: ScalarNode, doc: Document):
-    """A mapping key as plain data: text, a whole number or a boolean (other scalars keep their text)."""
+    """A mapping key as plain data: text or a whole number (any other scalar keeps its text, so ``false:`` is 'false')."""
     key = _scalar(key_node, doc)
-    if isinstance(key, float) or key is None:
+    if isinstance(key, (float, bool)) or key is None:
         key = key_node.value
     return key
 

@@ -190,7 +190,7 @@ class Table:
             self._unknown_heading(self.rows, row, pos)
         if r is None:
             raise AdjudicationError(f"table '{self.name}' has no row for {self.rows.title or 'row'} {show(row)} "
-                                    f"(rows: {', '.join(map(str, self.rows.headings))})", pos)
+                                    f"(rows: {', '.join(map(str, self.rows.headings))})", pos, value=row)
         if r is OFF:
             return None, None
         if self.rows.open and self.rows.beyond_last(row):
@@ -204,7 +204,8 @@ class Table:
             self._unknown_heading(self.columns, column, pos)
         if c is None:
             raise AdjudicationError(f"table '{self.name}' has no column for {self.columns.title or 'column'} "
-                                    f"{show(column)} (columns: {', '.join(map(str, self.columns.headings))})", pos)
+                                    f"{show(column)} (columns: {', '.join(map(str, self.columns.headings))})", pos,
+                                    value=column)
         if c is OFF:
             if self.columns.below == "error":
                 raise AdjudicationError(f"{show(column)} is below the lowest column of table '{self.name}'", pos)
@@ -235,7 +236,7 @@ class Table:
                                    f"rulebook shows only {', '.join(map(str, self.columns.headings))})",
                                    self.player_aid, pos)
         if c is None:
-            raise AdjudicationError(f"table '{self.name}' has no column for {show(column)}", pos)
+            raise AdjudicationError(f"table '{self.name}' has no column for {show(column)}", pos, value=column)
         if c is OFF:
             return None
         if self.columns.open and self.columns.beyond_last(column):
