@@ -111,7 +111,10 @@ def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, pa
             data.update((k, v) for k, v in entry.items() if k != "source")
     for name, f in t.fields.items():
         if name not in data and f.has_default:
-            data[name] = f.default
+            # a record-typed field's default is completed like a given record (its own field defaults)
+            data[name] = (coerce(ruleset, f.type, f.default, doc, path + (name,))
+                          if isinstance(f.default, (dict, list)) and not isinstance(f.type, tuple)
+                          and (f.type.name in ruleset.types or f.type.name == "list") else f.default)
     for name, v in value.items():
         data[name] = coerce(ruleset, t.fields[name].type, v, doc, path + (name,))
     missing = [n for n in t.fields if n not in data]

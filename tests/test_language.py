@@ -337,3 +337,14 @@ def test_uncapped_is_a_reserved_word_and_still_refuses_out_of_range_totals(tmp_p
         "    return uncapped(drm, target: {terrain: \"open\"}, leader_drm: d, smoke: 0)\n")})
     out = run("raw_low", {"d": -4}, root=root)
     assert out.status == "refused" and "below -3" in out.reason
+
+
+def test_a_record_typed_field_default_gets_that_records_own_defaults(tmp_path):
+    text = (FIXTURE / "ruleset.yaml").read_text().replace("limits:", """  place:
+    fields:
+      where: {type: unit, default: {id: nobody, counter: rifle}}
+limits:""", 1)
+    root = write_ruleset(tmp_path, {"ruleset.yaml": text,
+                                    "procedures/place.ump": "procedure where_broken(p: place):\n"
+                                                            "    return p.where.broken\n"})
+    assert run("where_broken", {"p": {}}, root=root).value is False
