@@ -47,9 +47,8 @@ def cmd_charts(args) -> int:
     report = []
     for t in tables:
         unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row) if v is UNKNOWN]
-        rows = sorted({t.rows.label(ri) for ri, _ in unknown}, key=lambda l: [str(h) for h in t.rows.headings].index(l))
-        cols = sorted({t.columns.label(ci) for _, ci in unknown},
-                      key=lambda l: [str(h) for h in t.columns.headings].index(l)) if t.columns else []
+        rows = [t.rows.label(i) for i in sorted({ri for ri, _ in unknown})]
+        cols = [t.columns.label(i) for i in sorted({ci for _, ci in unknown})] if t.columns else []
         report.append({"table": t.name, "title": t.title, "player_aid": t.player_aid, "cells": t.size,
                        "known": t.known_count, "unknown": len(unknown), "rows_with_unknowns": rows,
                        "columns_with_unknowns": cols, "structure_unknown": t.structure_unknown,
@@ -109,6 +108,8 @@ def chart_template(r, tables) -> str:
         lines.append(f"  - table: {t.name}")
         lines.append("    set_cells:")
         for ri, ci in unknown:
+            if t.columns and t.columns.headings[ci] is None:
+                continue   # a column whose heading is unknown: replace the whole table instead
             row = json.dumps(t.rows.headings[ri], ensure_ascii=False) if isinstance(t.rows.headings[ri], str) else t.rows.headings[ri]
             if t.columns:
                 col = t.columns.headings[ci]

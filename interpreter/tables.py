@@ -20,6 +20,7 @@ UNKNOWN = object()
 """The value of a cell the rulebook does not print."""
 
 OFF = object()
+UNSURE = object()   # a value that may read a column whose heading the rulebook does not give
 """Marks a lookup that fell off the table (below the first column, or shifted past an edge)."""
 
 
@@ -60,19 +61,31 @@ class Axis:
     positions: dict = field(default_factory=dict)   # heading -> index (exact matching)
 
     def __post_init__(self):
-        self.positions = {h: i for i, h in enumerate(self.headings) if h.__class__ is not bool}
+        self.positions = {h: i for i, h in enumerate(self.headings) if h.__class__ is not bool and h is not None}
+        # at_most axes may hold null headings: columns the rulebook shows exist without giving their heading
+        self.known = [(h, i) for i, h in enumerate(self.headings) if h is not None]
 
     def beyond_last(self, value) -> bool:
         """On an open at_most axis, a value above the last known heading may belong to an unknown column."""
-        return self.match == "at_most" and value > self.headings[-1]
+        return self.match == "at_most" and value > self.known[-1][0]
 
     def index(self, value) -> int | object:
-        """The heading index a value reads, OFF when it falls below an at_most axis."""
+        """The heading index a value reads, OFF when it falls below an at_most axis.
+
+        With null (unknown) headings on an at_most axis, a value that may belong to one of
+        them gives UNSURE: only the chart can say which column it reads.
+        """
         if self.match == "at_most":
             if value.__class__ is bool or not isinstance(value, (int, Fraction)):
                 raise TypeError(f"a number is needed to pick the {self.title or 'heading'}")
-            i = bisect_right(self.headings, value) - 1   # headings are increasing (checked at load)
-            return OFF if i < 0 else i
+            k = bisect_right([h for h, _ in self.known], value) - 1   # increasing (checked at load)
+            if k < 0:
+                return UNSURE if self.known[0][1] > 0 else OFF
+            h, i = self.known[k]
+            following = self.known[k + 1][1] if k + 1 < len(self.known) else len(self.headings)
+            if value != h and following > i + 1:
+                return UNSURE
+            return i
         if self.match == "bands":
             for i, (lo, hi) in enumerate(self.bands):
                 if lo <= value <= hi:
@@ -96,7 +109,7 @@ class Axis:
         return None
 
     def label(self, i: int) -> str:
-        return str(self.headings[i])
+        return "?" if self.headings[i] is None else str(self.headings[i])
 
     def key_index(self, heading) -> int | None:
         """The index of a heading as written in a cell or grid (exact text or value).
@@ -186,7 +199,7 @@ class Table:
         if self.structure_unknown:
             raise UnknownCellError(self.name, self.title, None, None, self.player_aid, pos)
         r = self.rows.index(row)
-        if r is None or (r is OFF and self.rows.open):
+        if r is None or (r is OFF and self.rows.open) or r is UNSURE:
             self._unknown_heading(self.rows, row, pos)
         if r is None:
             raise AdjudicationError(f"table '{self.name}' has no row for {self.rows.title or 'row'} {show(row)} "
@@ -200,7 +213,7 @@ class Table:
         if column is None:
             raise AdjudicationError(f"table '{self.name}' needs a column", pos)
         c = self.columns.index(column)
-        if c is None and self.columns.open or (c is OFF and self.columns.open):
+        if c is None and self.columns.open or (c is OFF and self.columns.open) or c is UNSURE:
             self._unknown_heading(self.columns, column, pos)
         if c is None:
             raise AdjudicationError(f"table '{self.name}' has no column for {self.columns.title or 'column'} "
@@ -224,6 +237,10 @@ class Table:
                     c = max(0, min(c, len(self.columns.headings) - 1))
                 else:
                     return r, None
+            if self.columns.headings[c] is None:
+                raise UnknownCellError(self.name, self.title, self.rows.label(r),
+                                       f"{abs(shift)} shift(s) from {show(column)}, a column whose heading the "
+                                       "rulebook does not give", self.player_aid, pos)
         return r, c
 
     def column_heading(self, column, shift: int = 0, pos: Position | None = None):
@@ -231,7 +248,7 @@ class Table:
         if self.structure_unknown:
             raise UnknownCellError(self.name, self.title, None, None, self.player_aid, pos)
         c = self.columns.index(column)
-        if (c is None or c is OFF) and self.columns.open:
+        if (c is None or c is OFF) and self.columns.open or c is UNSURE:
             raise UnknownCellError(self.name, self.title, None, f"for {self.columns.title} {show(column)} (the "
                                    f"rulebook shows only {', '.join(map(str, self.columns.headings))})",
                                    self.player_aid, pos)
@@ -243,6 +260,9 @@ class Table:
             self._unknown_heading(self.columns, column, pos)
         c += shift
         if 0 <= c < len(self.columns.headings):
+            if self.columns.headings[c] is None:
+                raise UnknownCellError(self.name, self.title, None, f"{abs(shift)} shift(s) from {show(column)}, a "
+                                       "column whose heading the rulebook does not give", self.player_aid, pos)
             return self.columns.headings[c]
         if self.columns.open:
             side = "left of the first" if c < 0 else "right of the last"
@@ -254,7 +274,8 @@ class Table:
 
     def _unknown_heading(self, axis, value, pos):
         rows = axis is self.rows
-        label = f"for {axis.title} {show(value)} (the rulebook shows only {', '.join(map(str, axis.headings))})"
+        label = (f"for {axis.title} {show(value)} (the rulebook shows only "
+                 f"{', '.join(axis.label(i) for i in range(len(axis.headings)))})")
         raise UnknownCellError(self.name, self.title, label if rows else None, None if rows else label,
                                self.player_aid, pos)
 
@@ -288,14 +309,19 @@ def build_table(name: str, spec: dict, doc, path: tuple, cite) -> Table:
                 except ValueError:
                     raise InputError(f"band heading '{h}' is not understood; write e.g. \"≤0\", \"2-3\", \"≥15\" or \"7+\"",
                                      doc.at(path + (key, "headings", i))) from None
+        if None in headings and ax.match != "at_most":
+            raise InputError("only an at_most axis may have null (unknown) headings", doc.at(path + (key, "headings")))
         if ax.match == "at_most":
-            bad = [h for h in headings if isinstance(h, bool) or not isinstance(h, (int, Fraction))]
+            bad = [h for h in headings if h is not None and (isinstance(h, bool) or not isinstance(h, (int, Fraction)))]
             if bad:
                 raise InputError(f"an at_most axis needs numeric headings; '{bad[0]}' is not a number",
                                  doc.at(path + (key, "headings")))
-            if headings != sorted(headings):
+            if not ax.known:
+                raise InputError("an at_most axis needs at least one known heading", doc.at(path + (key, "headings")))
+            known = [h for h in headings if h is not None]
+            if known != sorted(known) or len(set(known)) != len(known):
                 raise InputError("at_most headings must be in increasing order", doc.at(path + (key, "headings")))
-        if len(set(map(str, headings))) != len(headings):
+        if len(set(str(h) for h in headings if h is not None)) != len([h for h in headings if h is not None]):
             raise InputError(f"the {key} headings repeat a heading", doc.at(path + (key, "headings")))
         return ax
 

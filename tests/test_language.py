@@ -348,3 +348,36 @@ limits:""", 1)
                                     "procedures/place.ump": "procedure where_broken(p: place):\n"
                                                             "    return p.where.broken\n"})
     assert run("where_broken", {"p": {}}, root=root).value is False
+
+
+def test_null_heading_is_a_column_the_rulebook_does_not_name(tmp_path):
+    # headings 5, ?, 12: a shift of +2 from 5 reads 12; +1 lands on the unnamed column (needs chart);
+    # a value between 5 and 12 may read the unnamed column, so it needs the chart too
+    root = write_ruleset(tmp_path, {
+        "tables/gap.yaml": (
+            "tables:\n  gap:\n    title: Gap table\n    rows: {match: exact, headings: [2, 3]}\n"
+            "    columns: {match: at_most, headings: [5, null, 12], below: off}\n"
+            "    cells:\n      - {row: 2, column: 12, value: 7, source: \"1.1\"}\n"),
+        "procedures/gap.ump": (
+            "procedure gap_read(v: int, s: int):\n"
+            "    return {column: locate(gap, column: v, shift: s).column, cell: lookup(gap, row: 2, column: v, shift: s)}\n"
+            "procedure gap_where(v: int, s: int):\n"
+            "    return locate(gap, column: v, shift: s).column\n")})
+    out = run("gap_read", {"v": 5, "s": 2}, root=root)
+    assert out.status == "ok", out.reason
+    assert out.value["column"] == 12 and out.value["cell"] == 7
+    assert run("gap_where", {"v": 13, "s": 0}, root=root).value == 12
+    assert run("gap_where", {"v": 4, "s": 0}, root=root).value is None      # below the first: off the table
+    for v, s in ((5, 1), (7, 0), (7, 1)):
+        out = run("gap_where", {"v": v, "s": s}, root=root)
+        assert out.status == "error" and "needs chart" in out.reason, (v, s, out.reason)
+    r = load_ruleset(root)
+    assert r.tables["gap"].columns.label(1) == "?"
+
+
+def test_null_heading_only_on_at_most_axes(tmp_path):
+    from interpreter.errors import InputError
+    root = write_ruleset(tmp_path, {"tables/gap.yaml": (
+        "tables:\n  gap:\n    title: Gap table\n    rows: {match: exact, headings: [2, null]}\n")})
+    with pytest.raises(InputError, match="null"):
+        load_ruleset(root)
