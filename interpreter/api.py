@@ -14,7 +14,7 @@ from typing import Any
 from .checker import check
 from .compiler import Compiler
 from .dice import DiceSource, GivenDice
-from .errors import AdjudicationError, InputError, Refusal, did_you_mean
+from .errors import AdjudicationError, InputError, Refusal, diagnostics, did_you_mean
 from .inputs import prepare_inputs
 from .loader import find_root, read_ruleset, ruleset_files
 from .model import Procedure, Ruleset
@@ -22,6 +22,7 @@ from .runtime import Runtime
 from .schema import validate
 from .source import Document, load_yaml
 from .trace import Trace
+from .values import thaw
 
 _CACHE: dict[tuple, tuple[Ruleset, list[str]]] = {}
 
@@ -95,17 +96,31 @@ def find_procedure(ruleset: Ruleset, name: str, pos=None) -> Procedure:
     return proc
 
 
-def load_situation(path, overlays: tuple = ()) -> Situation:
-    doc = load_yaml(path)
+def load_situation(path, overlays: tuple = (), text: str | None = None, roots=None) -> Situation:
+    """A situation file, or ``text`` read as if it were the file at ``path``.
+
+    ``roots`` (ruleset folders), when given, are the only rulesets the situation may name,
+    and the only places its ``with:`` overlays may come from (a server's served rulesets).
+    """
+    doc = load_yaml(path, text)
     validate(doc, "situation")
     data = doc.data
     ruleset_path = (Path(path).parent / data["ruleset"])
     try:
-        find_root(ruleset_path)
+        root = find_root(ruleset_path)
     except InputError as e:
         raise InputError(e.message, doc.at(("ruleset",)), e.hint) from None
-    extra = tuple(str(Path(path).parent / w) for w in data.get("with") or ()) + tuple(overlays)
-    ruleset = load_ruleset(ruleset_path, extra)
+    extra = tuple(str(Path(path).parent / w) for w in data.get("with") or ())
+    if roots is not None:
+        allowed = [Path(r).resolve() for r in roots]
+        if Path(root).resolve() not in allowed:
+            raise InputError(f"this situation names a ruleset that is not open here ({data['ruleset']})",
+                             doc.at(("ruleset",)), "open rulesets: " + ", ".join(p.name for p in allowed))
+        for i, w in enumerate(extra):
+            if not any(Path(w).resolve().is_relative_to(a) for a in allowed):
+                raise InputError(f"overlay '{data['with'][i]}' is outside the open rulesets",
+                                 doc.at(("with", i)), "choose it as an overlay instead")
+    ruleset = load_ruleset(ruleset_path, extra + tuple(overlays))
     return situation_from(doc, (), data, ruleset)
 
 
@@ -220,3 +235,143 @@ def _get(data, path: tuple):
         except (KeyError, IndexError, TypeError):
             return None
     return data
+
+
+# ---- the same results as data, for `--json` and the web workbench ---------------------------
+
+def outcome_json(s: Situation, outcome: Outcome) -> dict:
+    """One adjudication's result and trace as data (``umpire resolve --json``)."""
+    data = {"situation": s.file, "procedure": s.procedure.name, "status": outcome.status,
+            "result": thaw(outcome.value), "dice": outcome.dice, "seed": outcome.seed}
+    if outcome.status != "ok":
+        data["reason"] = outcome.reason
+        if outcome.citation:
+            data["cite"] = outcome.citation
+    if outcome.error is not None and hasattr(outcome.error, "short"):
+        data["needs_chart"] = outcome.error.short
+    problems = ([outcome.error] if outcome.error is not None else []) + list(outcome.warnings)
+    if problems:
+        data["diagnostics"] = [dict(d, severity="warning") if p in outcome.warnings else d
+                               for p in problems for d in diagnostics(p)]
+    data["trace"] = outcome.trace.as_json() if outcome.trace else []
+    return data
+
+
+def stop_kind(label: str) -> str | None:
+    """Which kind of stop an odds row is ("needs chart", "refused", "error"), or None for a result."""
+    for kind in ("needs chart", "refused", "error"):
+        if label.startswith(kind + ":"):
+            return kind
+    return None
+
+
+def report_json(report, s: Situation, by: list) -> dict:
+    """An odds or simulation report as data; each outcome says whether it is a stop (needs chart ...)."""
+    data = dict(report.as_json(), situation=s.file, by=list(by))
+    if not report.exact:
+        data["seed"] = report.seed
+    for row in data["outcomes"]:
+        row["stop"] = stop_kind(row["outcome"])
+    return data
+
+
+def odds_json(s: Situation, by: list, all_dice: bool = False, budget: int | None = None) -> dict:
+    """Exact odds as data (``umpire odds --json``)."""
+    from .odds import DEFAULT_BUDGET, exact_odds
+    if all_dice:
+        s.dice, s.dice_positions = [], []
+    return report_json(exact_odds(s, list(by), budget or DEFAULT_BUDGET), s, by)
+
+
+def simulate_json(s: Situation, runs: int, seed: int | None, by: list) -> dict:
+    """A Monte Carlo estimate as data (``umpire simulate --json``)."""
+    from .odds import simulate
+    if runs < 1:
+        raise InputError("--runs must be at least 1")
+    return report_json(simulate(s, runs, seed, list(by)), s, by)
+
+
+def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), keep_dice: bool = False,
+                 situation_text: str | None = None, roots=None) -> dict:
+    """What overlays change, and (with a situation) the outcome shares before and after (``umpire diff``)."""
+    if not overlays:
+        raise InputError("diff compares the ruleset with overlays: add --with OVERLAY")
+    r = load_ruleset(ruleset_path, tuple(overlays))
+    groups: dict[str, list] = {}
+    for c in r.changes:
+        groups.setdefault(c.group, []).append(c)
+    data: dict = {"changes": {g: [{"name": c.name, "change": c.what, "from": str(c.origin)} for c in cs]
+                              for g, cs in groups.items()}}
+    if situation is not None:
+        from .odds import exact_odds
+        before_s = load_situation(situation, (), situation_text, roots)
+        after_s = load_situation(situation, tuple(overlays), situation_text, roots)
+        if not keep_dice:
+            for sit in (before_s, after_s):
+                sit.dice, sit.dice_positions = [], []
+        before = {l: p for l, p, _ in exact_odds(before_s, list(by)).rows}
+        after = {l: p for l, p, _ in exact_odds(after_s, list(by)).rows}
+        labels = sorted(set(before) | set(after), key=lambda l: -max(before.get(l, 0), after.get(l, 0)))
+        data["outcomes"] = [{"outcome": l, "before": str(before.get(l, 0)), "after": str(after.get(l, 0)),
+                             "change": float(after.get(l, 0)) - float(before.get(l, 0)), "stop": stop_kind(l)}
+                            for l in labels]
+    return data
+
+
+def describe_ruleset(r: Ruleset) -> dict:
+    """Everything a ruleset defines, as data (``umpire list --json --full``, the web workbench)."""
+    from .inputs import signature
+    from .syntax import unparse
+    from .tables import UNKNOWN
+    from .values import show
+
+    def cell(t, ri, ci):
+        v = t.cells[ri][ci]
+        if v is UNKNOWN:
+            return None
+        out = {"value": show(v), "source": t.sources.get((ri, ci))}
+        if (ri, ci) in t.origins:
+            out["from"] = str(t.origins[(ri, ci)])
+        return out
+
+    def axis(a):
+        return None if a is None else {"title": a.title, "match": a.match, "open": a.open,
+                                       "headings": [None if h is None else show(h) for h in a.headings]}
+
+    def type_text(t):
+        return f"one of {', '.join(map(str, t[1]))}" if isinstance(t, tuple) else str(t)
+
+    return {
+        "ruleset": r.id, "title": r.title, "source": r.source, "overlays": list(r.overlays),
+        "dice": {name: str(k) for name, k in r.dice.items()},
+        "types": {name: {"catalogue": t.catalogue, "key": t.key,
+                         "fields": {f.name: {"type": type_text(f.type), "default": thaw(f.default),
+                                             "has_default": f.has_default} for f in t.fields.values()}}
+                  for name, t in r.types.items()},
+        "procedures": [{"name": p.name, "signature": signature(p), "cite": p.cite, "doc": p.doc,
+                        "file": str(p.pos),
+                        "params": [{"name": a.name, "type": str(a.type),
+                                    "default": None if a.default is None else unparse(a.default)}
+                                   for a in p.params]}
+                       for p in r.procedures.values()],
+        "tables": [{"name": t.name, "title": t.title, "cite": t.cite, "player_aid": t.player_aid,
+                    "cells": t.size, "known": t.known_count, "file": str(t.pos),
+                    "rows": axis(t.rows), "columns": axis(t.columns),
+                    "results": [{"code": rc.code, "pattern": rc.pattern, "means": rc.means}
+                                for rc in t.results.values()],
+                    "grid": [[cell(t, ri, ci) for ci in range(len(row))] for ri, row in enumerate(t.cells)]}
+                   for t in r.tables.values()],
+        "stacks": [{"name": s.name, "title": s.title, "cite": s.cite, "params": s.params, "combine": s.combine,
+                    "limits": [thaw(s.limit_min), thaw(s.limit_max)],
+                    "refuse_below": thaw(s.refuse_below), "refuse_above": thaw(s.refuse_above),
+                    "groups": dict(s.groups), "file": str(s.pos),
+                    "modifiers": [{"id": m.id, "value": m.text.get("value", unparse(m.value)),
+                                   "when": m.text.get("when") if m.when is not None else None,
+                                   "times": m.text.get("times") if m.times is not None else None,
+                                   "group": m.group, "cite": m.cite,
+                                   "from": str(m.origin) if m.origin else None} for m in s.modifiers]}
+                   for s in r.stacks.values()],
+        "catalogues": [{"name": c.name, "title": c.title, "cite": c.cite,
+                        "entries": {k: thaw(dict(v)) for k, v in c.entries.items()}}
+                       for c in r.catalogues.values()],
+    }

@@ -27,6 +27,7 @@ examples (the shipped rulesets are the folders under rulesets/):
   umpire odds SITUATION --by FIELD          exact odds
   umpire test RULESET                       the ruleset's own test cases
   umpire charts RULESET --template          a fill-in overlay for the unknown chart cells
+  umpire serve                              the web workbench on http://127.0.0.1:8000/
 """
 
 
@@ -131,9 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_editing import add_editing_commands
     from .cli_odds import add_odds_commands
     from .cli_overlays import add_overlay_commands
+    from .web import add_serve_command
     add_odds_commands(sub, overlay_option)
     add_overlay_commands(sub, overlay_option)
     add_editing_commands(sub, overlay_option)
+    add_serve_command(sub)
     return p
 
 
@@ -208,7 +211,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_resolve(args) -> int:
-    from .api import load_situation, run_situation
+    from .api import load_situation, outcome_json, run_situation
     s = load_situation(args.situation, tuple(args.overlays))
     outcome = run_situation(s, seed=args.seed, trace=True)
     if args.json:
@@ -219,23 +222,6 @@ def cmd_resolve(args) -> int:
         print(str(w).replace(": error: ", ": warning: ", 1) if w.position else f"warning: {w.message}",
               file=sys.stderr)
     return 1 if outcome.status == "error" else 0
-
-
-def outcome_json(s, outcome) -> dict:
-    data = {"situation": s.file, "procedure": s.procedure.name, "status": outcome.status,
-            "result": thaw(outcome.value), "dice": outcome.dice, "seed": outcome.seed}
-    if outcome.status != "ok":
-        data["reason"] = outcome.reason
-        if outcome.citation:
-            data["cite"] = outcome.citation
-    if outcome.error is not None and hasattr(outcome.error, "short"):
-        data["needs_chart"] = outcome.error.short
-    problems = ([outcome.error] if outcome.error is not None else []) + list(outcome.warnings)
-    if problems:
-        data["diagnostics"] = [dict(d, severity="warning") if p in outcome.warnings else d
-                               for p in problems for d in diagnostics(p)]
-    data["trace"] = outcome.trace.as_json() if outcome.trace else []
-    return data
 
 
 def render_outcome(s, outcome, explain: bool, brief: bool = False) -> str:

@@ -47,7 +47,8 @@ def cmd_odds(args) -> int:
     report = exact_odds(s, args.by, args.budget or DEFAULT_BUDGET)
     title = f"exact odds: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
     if args.json:
-        print(json.dumps(dict(report.as_json(), situation=s.file, by=args.by), indent=2))
+        from .api import report_json
+        print(json.dumps(report_json(report, s, args.by), indent=2))
     else:
         print(render(report, title))
     if args.plot:
@@ -64,7 +65,8 @@ def cmd_simulate(args) -> int:
     report = simulate(s, args.runs, args.seed, args.by, progress=not args.json)
     title = f"simulation: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
     if args.json:
-        print(json.dumps(dict(report.as_json(), situation=s.file, by=args.by, seed=report.seed), indent=2))
+        from .api import report_json
+        print(json.dumps(report_json(report, s, args.by), indent=2))
     else:
         print(render(report, title))
     if args.plot:

@@ -78,8 +78,11 @@ def cmd_charts(args) -> int:
     return 0
 
 
-def chart_template(r, tables) -> str:
+def chart_template(r, tables, values: dict | None = None) -> str:
+    """A fill-in overlay of every unknown cell ("?"), with ``values`` {(table, row index, column index): text}
+    written in (a value for a known cell is listed too, so applying the overlay checks it against the book)."""
     from .tables import UNKNOWN
+    values = values or {}
     import os
     from .schema import SCHEMA_DIR
     schema = os.path.relpath(SCHEMA_DIR / "overlay.schema.json")
@@ -94,7 +97,8 @@ def chart_template(r, tables) -> str:
             lines.append(f"  # - table: {t.name}")
             lines.append("  #   replace: {title: ..., rows: {...}, columns: {...}, grid: {...}}")
             continue
-        unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row) if v is UNKNOWN]
+        unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row)
+                   if v is UNKNOWN or (t.name, ri, ci) in values]
         if not unknown:
             continue
         lines.append(f"  # {t.title}" + (f" [{t.cite}]" if t.cite else ""))
@@ -110,54 +114,20 @@ def chart_template(r, tables) -> str:
         for ri, ci in unknown:
             if t.columns and t.columns.headings[ci] is None:
                 continue   # a column whose heading is unknown: replace the whole table instead
+            value = json.dumps(str(values.get((t.name, ri, ci), "?")), ensure_ascii=False)
             row = json.dumps(t.rows.headings[ri], ensure_ascii=False) if isinstance(t.rows.headings[ri], str) else t.rows.headings[ri]
             if t.columns:
                 col = t.columns.headings[ci]
                 col = json.dumps(col, ensure_ascii=False) if isinstance(col, str) else col
-                lines.append(f"      - {{row: {row}, column: {col}, value: \"?\"}}")
+                lines.append(f"      - {{row: {row}, column: {col}, value: {value}}}")
             else:
-                lines.append(f"      - {{row: {row}, value: \"?\"}}")
+                lines.append(f"      - {{row: {row}, value: {value}}}")
     return "\n".join(lines) + "\n"
 
 
 def cmd_diff(args) -> int:
-    from .api import load_ruleset, load_situation
-    if not args.overlays:
-        raise InputError("diff compares the ruleset with overlays: add --with OVERLAY")
-    r = load_ruleset(args.ruleset, tuple(args.overlays))
-    groups: dict[str, list] = {}
-    for c in r.changes:
-        groups.setdefault(c.group, []).append(c)
-    data = {"changes": {g: [{"name": c.name, "change": c.what, "from": str(c.origin)} for c in cs]
-                        for g, cs in groups.items()}}
-    lines = []
-    for g in ("tables", "stacks", "procedures", "catalogues"):
-        if g in groups:
-            lines.append(f"{g}:")
-            for c in groups[g]:
-                lines.append(f"  {c.name}: {c.what}   ({c.origin})")
-    if args.situation:
-        from .odds import exact_odds
-        before_s = load_situation(args.situation)
-        after_s = load_situation(args.situation, tuple(args.overlays))
-        if not args.keep_dice:
-            for sit in (before_s, after_s):
-                sit.dice, sit.dice_positions = [], []
-        before = {l: p for l, p, _ in exact_odds(before_s, args.by).rows}
-        after = {l: p for l, p, _ in exact_odds(after_s, args.by).rows}
-        labels = sorted(set(before) | set(after), key=lambda l: -max(before.get(l, 0), after.get(l, 0)))
-        width = min(60, max((len(l) for l in labels), default=10))
-        lines.append(f"\noutcomes of {args.situation}" + (f" (by {', '.join(args.by)})" if args.by else "") + ":")
-        lines.append(f"  {'outcome':<{width}}  {'before':>8}  {'after':>8}  {'change':>8}")
-        rows = []
-        for l in labels:
-            b, a = before.get(l, 0), after.get(l, 0)
-            lines.append(f"  {l:<{width}}  {float(b) * 100:7.2f}%  {float(a) * 100:7.2f}%  "
-                         f"{(float(a) - float(b)) * 100:+7.2f}")
-            rows.append({"outcome": l, "before": str(b), "after": str(a), "change": float(a) - float(b)})
-        data["outcomes"] = rows
+    from .api import overlay_diff
+    data = overlay_diff(args.ruleset, tuple(args.overlays), args.situation, args.by, args.keep_dice)
     if args.json:
         print(json.dumps(data, indent=2))
-    else:
-        print("\n".join(lines) if lines else "the overlays change nothing")
-    return 0
+        return 0

@@ -16,7 +16,7 @@ from .errors import ErrorCollector, InputError, did_you_mean
 from .model import Procedure, Ruleset, TypeDef
 from .schema import validate_value
 from .source import Document
-from .values import Record, freeze
+from .values import Record, freeze, thaw
 
 _SCALAR_SCHEMAS = {
     "int": {"type": "integer"},
@@ -43,10 +43,18 @@ def type_schema(ruleset: Ruleset, ref, seen: frozenset = frozenset()) -> dict:
 
 def record_schema(ruleset: Ruleset, t: TypeDef, seen: frozenset = frozenset()) -> dict:
     props = {name: type_schema(ruleset, f.type, seen) for name, f in t.fields.items()}
+    for name, f in t.fields.items():
+        if f.has_default and f.default is not None:
+            props[name] = dict(props[name], default=thaw(f.default))
     required = [] if t.catalogue else [n for n, f in t.fields.items() if not f.has_default]
     schema = {"type": "object", "properties": props, "additionalProperties": False}
     if t.catalogue:
-        pass  # the catalogue entry named by the key supplies defaults; checked in complete_record
+        # the catalogue entry named by the key supplies defaults (checked in complete_record); its entries
+        # are offered as examples, for editors and the workbench's form
+        cat = ruleset.catalogues.get(t.catalogue)
+        if cat is not None and t.key in props:
+            props[t.key] = dict(props[t.key], examples=sorted(cat.entries),
+                                description=f"an entry of catalogue '{t.catalogue}' (its fields fill the rest)")
     elif required:
         schema["required"] = required
     return schema

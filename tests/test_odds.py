@@ -177,4 +177,5 @@ def test_schema_command_prints_the_derived_inputs_schema(cli):
     schema = json.loads(out)
     assert schema["required"] == ["firers", "target", "range"]
     assert schema["properties"]["range"] == {"type": "integer"}
-    assert schema["properties"]["firers"]["items"]["properties"]["terrain"] == {"enum": ["open", "woods", "building"]}
+    assert schema["properties"]["firers"]["items"]["properties"]["terrain"] == {"enum": ["open", "woods", "building"],
+                                                                                "default": "open"}

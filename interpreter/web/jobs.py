@@ -1,0 +1,285 @@
+"""What the workbench asks of the interpreter: one function per request kind, run in a worker process.
+
+Every job takes and returns plain JSON-ready data and calls the same API as the
+command line (``interpreter.api``). Files are named by the client only through
+the lists a ruleset ships (situations/, house-rules/); text the user pasted or
+uploaded is parsed as YAML data, never executed. Errors come back as the CLI
+prints them, and as positioned diagnostics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+import os
+import re
+from pathlib import Path
+
+from .. import api
+from ..errors import InputError, InputErrors, Position, UmpireError, diagnostics
+
+MAX_RUNS = 200_000
+"""Most Monte Carlo runs one request may ask for (the page asks in chunks and shows progress)."""
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class Workspace:
+    """The served rulesets (by id) and a folder for overlay text the user supplied."""
+
+    def __init__(self, roots: list[str], upload_dir: str):
+        self.roots: dict[str, Path] = {}
+        for root in roots:
+            r = api.load_ruleset(root)
+            self.roots[r.id] = Path(r.root).resolve()
+        self.upload_dir = Path(upload_dir)
+        self.display: dict[str, str] = {}     # a file's real path -> the name the user knows it by
+
+    # ---- naming things ------------------------------------------------------------------
+
+    def root(self, rid) -> Path:
+        if rid not in self.roots:
+            raise InputError(f"no ruleset '{rid}' is open here", hint="open: " + ", ".join(sorted(self.roots)))
+        return self.roots[rid]
+
+    def shipped(self, rid: str, folder: str) -> dict[str, Path]:
+        root = self.root(rid)
+        return {p.name: p for p in sorted((root / folder).glob("*.y*ml"))}
+
+    def shipped_file(self, rid: str, folder: str, name) -> Path:
+        files = self.shipped(rid, folder)
+        if name not in files:
+            from ..errors import did_you_mean
+            raise InputError(f"ruleset '{rid}' ships no {folder} file '{name}'",
+                             hint=did_you_mean(str(name), files) or ("it has: " + ", ".join(files)))
+        return files[name]
+
+    def situation(self, rid: str, spec: dict, overlays: tuple):
+        """A situation from {"shipped": name} or {"text": ..., "name": ...}."""
+        path, text = self.situation_source(rid, spec)
+        return api.load_situation(path, overlays, text, list(self.roots.values()))
+
+    def situation_source(self, rid: str, spec) -> tuple[str, str | None]:
+        if not isinstance(spec, dict):
+            raise InputError("say which situation: {shipped: NAME} or {text: ..., name: ...}")
+        if "shipped" in spec:
+            return self.rel(self.shipped_file(rid, "situations", spec["shipped"])), None
+        text = _text(spec)
+        name = _name(spec, "situation.yaml")
+        path = self.root(rid) / "situations" / name      # read as if it sat beside the shipped ones
+        self.display[str(path)] = name
+        return str(path), text
+
+    def overlays(self, rid: str, specs) -> tuple:
+        """Overlay files from [{"shipped": name} | {"text": ..., "name": ...}], in order."""
+        if not isinstance(specs, list):
+            raise InputError("overlays must be a list")
+        out = []
+        for spec in specs:
+            if not isinstance(spec, dict):
+                raise InputError("each overlay is {shipped: NAME} or {text: ..., name: ...}")
+            if "shipped" in spec:
+                out.append(self.rel(self.shipped_file(rid, "house-rules", spec["shipped"])))
+                continue
+            text, name = _text(spec), _name(spec, "overlay.yaml")
+            folder = self.upload_dir / hashlib.sha256(text.encode()).hexdigest()[:20]
+            path = folder / name
+            if not path.exists():
+                folder.mkdir(parents=True, exist_ok=True)
+                tmp = folder / f".{name}.{os.getpid()}"
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(path)
+            self.display[str(path)] = name
+            out.append(str(path))
+        return tuple(out)
+
+    def rel(self, path: Path) -> str:
+        try:
+            return os.path.relpath(path)
+        except ValueError:
+            return str(path)
+
+    # ---- errors as the CLI prints them ---------------------------------------------------
+
+    def diagnostics(self, e: UmpireError) -> dict:
+        """The error as the CLI prints it and as data (errors.diagnostics), files named as the user knows them."""
+        errors = e.errors if isinstance(e, InputErrors) else [e]
+        for err in errors:
+            err.position = self.shown(err.position)
+            err.related = [(self.shown(pos), what) for pos, what in err.related]
+        return {"kind": "input" if isinstance(e, InputError) else "adjudication", "text": str(e),
+                "diagnostics": diagnostics(e)}
+
+    def shown(self, pos: Position | None) -> Position | None:
+        if pos is not None and pos.file in self.display:
+            return replace(pos, file=self.display[pos.file])
+        return pos
+
+
+def _text(spec: dict) -> str:
+    text = spec.get("text")
+    if not isinstance(text, str):
+        raise InputError("the file's text is missing")
+    return text
+
+
+def _name(spec: dict, default: str) -> str:
+    name = _SAFE_NAME.sub("-", os.path.basename(str(spec.get("name") or default))).strip(".-") or default
+    if not name.endswith((".yaml", ".yml")):
+        name += ".yaml"
+    return name[:80]
+
+
+def _by(params: dict) -> list:
+    by = params.get("by") or []
+    if not isinstance(by, list) or not all(isinstance(b, str) and b.strip() for b in by):
+        raise InputError("by must be a list of result fields, e.g. [\"result\"]")
+    return [b.strip() for b in by]
+
+
+def _int(params: dict, key: str, default=None, low=None, high=None):
+    v = params.get(key, default)
+    if v is None or v == "":
+        return default
+    if isinstance(v, bool) or not isinstance(v, int):
+        try:
+            v = int(str(v).strip())
+        except ValueError:
+            raise InputError(f"{key} must be a whole number, not '{v}'") from None
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise InputError(f"{key} must be between {low:,} and {high:,}" if high is not None
+                         else f"{key} must be at least {low:,}")
+    return v
+
+
+# ---- the jobs ---------------------------------------------------------------------------
+
+def job_rulesets(ws: Workspace, params: dict) -> dict:
+    out = []
+    for rid, root in ws.roots.items():
+        r = api.load_ruleset(root)
+        out.append({"id": rid, "title": r.title, "source": r.source,
+                    "situations": list(ws.shipped(rid, "situations")),
+                    "house_rules": list(ws.shipped(rid, "house-rules")),
+                    "procedures": len(r.procedures), "tables": len(r.tables)})
+    return {"rulesets": out}
+
+
+def job_describe(ws: Workspace, params: dict) -> dict:
+    rid = params.get("ruleset")
+    r = api.load_ruleset(ws.root(rid), ws.overlays(rid, params.get("overlays") or []))
+    data = api.describe_ruleset(r)
+    data["situations"] = list(ws.shipped(rid, "situations"))
+    data["house_rules"] = list(ws.shipped(rid, "house-rules"))
+    data["overlays"] = [ws.display.get(o, o) for o in r.overlays]
+    return data
+
+
+def job_schema(ws: Workspace, params: dict) -> dict:
+    from ..inputs import procedure_schema
+    rid = params.get("ruleset")
+    r = api.load_ruleset(ws.root(rid), ws.overlays(rid, params.get("overlays") or []))
+    return procedure_schema(r, api.find_procedure(r, str(params.get("procedure"))))
+
+
+def job_source(ws: Workspace, params: dict) -> dict:
+    rid = params.get("ruleset")
+    folder = {"situation": "situations", "overlay": "house-rules"}.get(params.get("kind"))
+    if folder is None:
+        raise InputError("kind must be 'situation' or 'overlay'")
+    path = ws.shipped_file(rid, folder, params.get("name"))
+    return {"name": path.name, "file": ws.rel(path), "text": path.read_text(encoding="utf-8")}
+
+
+def job_resolve(ws: Workspace, params: dict) -> dict:
+    from ..trace import brief_events
+    rid = params.get("ruleset")
+    s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
+    outcome = api.run_situation(s, seed=_int(params, "seed"), trace=True)
+    data = api.outcome_json(s, outcome)
+    data["situation"] = ws.display.get(s.file, s.file)
+    data["title"], data["source"] = s.title, s.source
+    data["cite"] = data.get("cite")
+    data["procedure_cite"] = s.procedure.cite
+    data["given_dice"] = len(s.dice)
+    brief = {id(e) for e in brief_events(outcome.trace.events)} if outcome.trace else set()
+    for e, raw in zip(data["trace"], outcome.trace.events if outcome.trace else []):
+        e["brief"] = id(raw) in brief
+    return data
+
+
+def job_odds(ws: Workspace, params: dict) -> dict:
+    rid = params.get("ruleset")
+    s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
+    data = api.odds_json(s, _by(params), bool(params.get("all_dice")))
+    data["situation"] = ws.display.get(s.file, s.file)
+    return data
+
+
+def job_simulate(ws: Workspace, params: dict) -> dict:
+    rid = params.get("ruleset")
+    s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
+    if params.get("all_dice"):
+        s.dice, s.dice_positions = [], []
+    data = api.simulate_json(s, _int(params, "runs", 10_000, 1, MAX_RUNS), _int(params, "seed"), _by(params))
+    data["situation"] = ws.display.get(s.file, s.file)
+    return data
+
+
+def job_diff(ws: Workspace, params: dict) -> dict:
+    rid = params.get("ruleset")
+    overlays = ws.overlays(rid, params.get("overlays") or [])
+    situation, text = (ws.situation_source(rid, params["situation"]) if params.get("situation")
+                       else (None, None))
+    data = api.overlay_diff(ws.root(rid), overlays, situation, _by(params), bool(params.get("keep_dice")),
+                            text, list(ws.roots.values()))
+    for changes in data["changes"].values():
+        for c in changes:
+            file, _, rest = c["from"].partition(":")
+            c["from"] = ws.display.get(file, file) + (":" + rest if rest else "")
+    return data
+
+
+def job_charts(ws: Workspace, params: dict) -> dict:
+    """Chart cells the user filled in, as an overlay file; applying it checks each value against the book."""
+    from ..cli_overlays import chart_template
+    rid = params.get("ruleset")
+    r = api.load_ruleset(ws.root(rid))
+    cells = params.get("cells") or []
+    if not isinstance(cells, list):
+        raise InputError("cells must be a list of {table, row, column, value}")
+    values = {}
+    for c in cells:
+        if not isinstance(c, dict) or c.get("table") not in r.tables:
+            raise InputError(f"no table '{c.get('table') if isinstance(c, dict) else c}' in ruleset '{rid}'")
+        t = r.tables[c["table"]]
+        ri = _int(c, "row", None, 0, len(t.rows.headings) - 1)
+        ci = _int(c, "column", 0, 0, (len(t.columns.headings) if t.columns else 1) - 1)
+        value = str(c.get("value", "")).strip()
+        if ri is None or not value or len(value) > 40:
+            raise InputError("each filled cell needs a row index and a value (at most 40 characters)")
+        values[(t.name, ri, ci)] = value
+    tables = [t for t in r.tables.values() if not params.get("table") or t.name == params.get("table")]
+    text = chart_template(r, tables, values)
+    name = _name(params, "my-charts.yaml")
+    path = ws.overlays(rid, [{"text": text, "name": name}])
+    api.load_ruleset(ws.root(rid), path)       # refuses a value the rulebook contradicts, with its example
+    return {"name": name, "text": text, "filled": len(values)}
+
+
+JOBS = {"rulesets": job_rulesets, "describe": job_describe, "schema": job_schema, "source": job_source,
+        "resolve": job_resolve, "odds": job_odds, "simulate": job_simulate, "diff": job_diff,
+        "charts": job_charts}
+
+
+def run_job(ws: Workspace, name: str, params: dict) -> tuple[str, dict]:
+    """("ok", data) or ("error", diagnostics); never raises for what a user can cause."""
+    try:
+        if not isinstance(params, dict):
+            raise InputError("the request must be a JSON object")
+        return "ok", JOBS[name](ws, params)
+    except UmpireError as e:
+        return "error", ws.diagnostics(e)
+    except RecursionError:
+        return "error", {"kind": "input", "text": "error: the input is nested too deeply to process",
+                         "diagnostics": []}

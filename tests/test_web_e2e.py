@@ -1,0 +1,194 @@
+"""End to end: `umpire serve` in a real headless Chromium (the system's, driven by Playwright).
+
+Skipped, with how to install it, where Chromium is missing (`.ci/run` installs it).
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+HOW = ("the web end-to-end tests need Chromium from the system packages: "
+       "sudo apt-get install -y chromium  (and pip install -e '.[test]' for playwright)")
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+CHROMIUM = _chromium()
+try:
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:      # pragma: no cover - the [test] extra installs it
+    sync_playwright = None
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None or sync_playwright is None, reason=HOW)
+
+SHIPPED = {"aslsk": "prep_fire_fg_pbf.yaml", "panzer-grenadier": "ex16_hmg_three_targets.yaml",
+           "last-hundred-yards": "sadrm_long_range_woods.yaml", "valor-and-victory": "at_fire_sherman_vs_tiger.yaml"}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "interpreter", "serve", "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if "http://127.0.0.1:" not in line:
+        proc.kill()
+        pytest.fail(f"umpire serve did not print its URL: {line!r} {proc.stderr.read()}")
+    yield line.split()[2]
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    pg = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.set_default_timeout(20_000)
+    pg.base = server
+    yield pg
+    pg.close()
+    assert not errors, errors
+
+
+def open_ruleset(page, rid):
+    page.goto(page.base + f"#ruleset={rid}")
+    expect(page.locator("#situation option").first).to_be_attached()
+
+
+def cli_json(*args):
+    from interpreter.cli import main
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main([str(a) for a in args])
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("rid", sorted(SHIPPED))
+def test_resolving_a_shipped_situation_shows_what_the_cli_gives(page, rid):
+    open_ruleset(page, rid)
+    page.select_option("#situation", SHIPPED[rid])
+    page.click("#btn-resolve")
+    expect(page.get_by_test_id("status")).to_be_visible()
+    expected = cli_json("resolve", ROOT / "rulesets" / rid / "situations" / SHIPPED[rid], "--json")
+    shown = json.loads(page.get_by_test_id("result-json").text_content())
+    assert shown == expected["result"]
+    assert page.get_by_test_id("status").text_content() == {"ok": "result"}.get(expected["status"], expected["status"])
+    trace = page.get_by_test_id("trace")
+    assert trace.locator(".cite").count() > 0                 # each step with its rule citation
+    first_value = next(v for v in expected["result"].values() if isinstance(v, (int, str)) and not isinstance(v, bool))
+    expect(page.get_by_test_id("result")).to_contain_text(str(first_value))
+
+
+def test_odds_are_drawn_as_a_chart_with_unknown_cells_set_apart(page):
+    open_ruleset(page, "aslsk")
+    page.select_option("#situation", SHIPPED["aslsk"])
+    page.fill("#by", "units.G1.state")
+    page.check("#all-dice")
+    page.click("#btn-odds")
+    chart = page.get_by_test_id("odds-chart")
+    expect(chart).to_be_visible()
+    expected = cli_json("odds", ROOT / "rulesets/aslsk/situations" / SHIPPED["aslsk"], "--all-dice",
+                        "--by", "units.G1.state", "--json")
+    results = [o for o in expected["outcomes"] if not o["stop"]]
+    labels = chart.locator(".bar-row .label").all_text_contents()
+    assert labels == [o["outcome"] for o in results]
+    stops = page.get_by_test_id("odds-stops")
+    expect(stops).to_contain_text("needs chart: ift row")
+    assert stops.locator(".bar-row").count() == len(expected["outcomes"]) - len(results)
+
+
+def test_monte_carlo_shows_progress_and_an_estimate(page):
+    open_ruleset(page, "aslsk")
+    page.select_option("#situation", "rally_self.yaml")
+    page.fill("#runs", "6000")
+    page.fill("#sim-seed", "5")
+    page.click("#btn-simulate")
+    expect(page.locator("#out-odds h2")).to_have_text("Monte Carlo estimate")
+    expect(page.locator("#out-odds")).to_contain_text("6,000 runs from seed 5")
+
+
+def test_a_house_rule_shows_its_changes_and_the_shares_before_and_after(page):
+    open_ruleset(page, "aslsk")
+    page.select_option("#situation", "rally_leader_dm.yaml")
+    page.fill("#by", "rallied")
+    page.click(".tabs button[data-tab=house]")
+    page.get_by_test_id("overlay-field-rally.yaml").check()
+    page.click("#btn-diff")
+    table = page.get_by_test_id("diff-table")
+    expect(table).to_contain_text("rallied=true")
+    expect(page.locator("#out-diff")).to_contain_text("desperation_morale")
+    row = table.locator("tr", has_text="rallied=true")
+    expect(row.locator("td").nth(1)).to_have_text("27.8%")
+    expect(row.locator("td").nth(2)).to_have_text("58.3%")
+    page.click(".tabs button[data-tab=run]")
+    expect(page.locator("#applied-overlays")).to_have_text("field-rally.yaml")
+
+
+def test_an_error_is_shown_as_the_cli_gives_it_and_the_text_is_kept(page):
+    open_ruleset(page, "aslsk")
+    page.click("#source-tabs button[data-source=text]")
+    text = "ruleset: ..\nprocedure: fire_attack\ninputs:\n  firers: [{counter: american 7-4-7}]\n  targetz: []\n"
+    page.fill("#text-name", "mine.yaml")
+    page.fill("#situation-text", text)
+    page.click("#btn-resolve")
+    err = page.locator("#run-error")
+    expect(err).to_contain_text("mine.yaml:5:3")
+    expect(err).to_contain_text("targetz")
+    assert page.input_value("#situation-text") == text
+
+
+def test_a_chart_value_the_rulebook_contradicts_is_refused_with_its_example(page):
+    open_ruleset(page, "aslsk")
+    page.click(".tabs button[data-tab=house]")
+    page.get_by_label("row 10 column 16").fill("PTC")
+    page.click("#btn-charts")
+    expect(page.locator("#chart-error")).to_contain_text("the rulebook reveals NMC")
+    expect(page.locator("#chart-error")).to_contain_text("3.2.2")
+    page.get_by_label("row 10 column 16").fill("NMC")
+    page.get_by_label("row 11 column 16").fill("PTC")
+    with page.expect_download() as download:
+        page.click("#btn-charts")
+    assert "value: \"PTC\"" in open(download.value.path()).read()
+
+
+def test_a_situation_built_in_the_form_resolves_as_the_cli_resolves_it(page, tmp_path):
+    open_ruleset(page, "aslsk")
+    page.click("#source-tabs button[data-source=form]")
+    page.select_option("#form-procedure", "morale_check")
+    page.get_by_label("counter").fill("german 4-6-7")
+    page.get_by_label("id").fill("G1")
+    page.fill("#form-dice", "7")
+    page.click("#btn-resolve")
+    expect(page.get_by_test_id("status")).to_have_text("result")
+    shown = json.loads(page.get_by_test_id("result-json").text_content())
+    situation = tmp_path / "mc.yaml"
+    situation.write_text(f"ruleset: {ROOT / 'rulesets/aslsk'}\nprocedure: morale_check\n"
+                         "inputs: {unit: {counter: german 4-6-7, id: G1}}\ndice: [7]\n")
+    assert shown == cli_json("resolve", situation, "--json")["result"]
+    assert shown["outcome"] == "pinned"             # DR 7 equal to morale 7 pins (3.2.3)
