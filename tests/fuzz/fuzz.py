@@ -237,8 +237,16 @@ class Worker:
 def run_worker(seed: int, count: int, timeout: float, save: str | None, memory_limit: int,
                kinds: tuple = KINDS) -> dict:
     """Run ``count`` mutants; returns counts, failures and this process's peak memory."""
-    if memory_limit:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    if memory_limit:   # the soft limit only, put back at the end (an in-process run must not leave it behind)
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, before[1]))
+    try:
+        return _run_worker(seed, count, timeout, save, kinds)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, before)
+
+
+def _run_worker(seed: int, count: int, timeout: float, save: str | None, kinds: tuple) -> dict:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     signal.signal(signal.SIGPROF, _alarm)
     rng = random.Random(seed)
