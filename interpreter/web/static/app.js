@@ -516,11 +516,11 @@ function gridView(t, inputs) {
   const cols = t.columns ? t.columns.headings : [""];
   const table = h("table", {class: "grid", "data-table": t.name},
     h("thead", {}, h("tr", {}, h("th", {class: "corner", text: t.columns ? `${t.rows.title} \\ ${t.columns.title}` : t.rows.title}),
-      cols.map(c => h("th", {text: c})))),
+      cols.map(c => h("th", {text: c ?? "?", title: c === null ? "a column the rulebook shows but does not name" : null})))),
     h("tbody", {}, t.rows.headings.map((r, ri) => h("tr", {}, h("th", {text: r}),
       cols.map((_, ci) => {
         const cell = t.grid[ri][ci];
-        if (inputs) {
+        if (inputs && !(t.columns && t.columns.headings[ci] === null)) {
           const inp = h("input", {value: cell ? cell.value : "", placeholder: "?", "aria-label": `row ${r} column ${cols[ci]}`,
             title: cell ? `${cell.value} — ${cell.source || "rulebook"}` : "not in the rulebook: type your chart's value",
             dataset: {row: ri, column: ci, original: cell ? cell.value : ""}});
