@@ -71,12 +71,13 @@ class _Procedure:
             case ast.Emit(name=name, value=value):
                 if self.demand is ALL or name in self.demand:
                     self.use(value, ALL)
+                else:
+                    self.use(value, frozenset())   # a call in it still runs
             case ast.Return(value=value):
                 if value is not None:
                     self.use(value, self.demand)
             case ast.Let(name=name, value=value) | ast.Set(name=name, value=value):
-                if name in self.vars:
-                    self.use(value, self.vars[name])
+                self.use(value, self.vars.get(name, frozenset()))
             case ast.Roll(modifier=modifier):
                 if modifier is not None:
                     self.use(modifier, ALL)
@@ -99,6 +100,10 @@ class _Procedure:
     def use(self, e, demand) -> None:
         """Record that expression ``e`` is used, needing ``demand`` of its value."""
         if demand is not ALL and not demand:
+            # nothing of the value is needed, but a call in it still runs: its arguments
+            # (and so the fields of earlier results they carry) must be real values
+            if _has_call(e):
+                self.use(e, ALL)
             return
         match e:
             case ast.Literal() | None:
@@ -163,6 +168,19 @@ class _Procedure:
                     self.use(y[1], ALL)
                 else:
                     self._use_all(y)
+
+
+def _has_call(e) -> bool:
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Call):
+            return True
+        if isinstance(n, ast.Node):
+            stack.extend(getattr(n, f) for f in n._fields if f != "pos")
+        elif isinstance(n, (tuple, list)):
+            stack.extend(n)
+    return False
 
 
 class Analysis:

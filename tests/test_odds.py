@@ -179,3 +179,19 @@ def test_schema_command_prints_the_derived_inputs_schema(cli):
     assert schema["properties"]["range"] == {"type": "integer"}
     assert schema["properties"]["firers"]["items"]["properties"]["terrain"] == {"enum": ["open", "woods", "building"],
                                                                                 "default": "open"}
+
+
+def test_a_call_whose_result_nobody_needs_still_gets_real_arguments(tmp_path):
+    # 'left' is not asked for, yet check() runs and branches on a field of an earlier result:
+    # that field must not be merged away
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure part():\n    roll d = DR\n    return {keep: d.original > 6, spare: d.original}\n\n"
+                                    "procedure check(n: int):\n    if n > 9:\n        return 1\n    return 0\n\n"
+                                    "procedure top():\n    let p = call part()\n    let unused = call check(n: p.spare)\n"
+                                    "    emit left = unused\n    return {keep: p.keep}\n",
+                                    "situations/top.yaml": "ruleset: ..\nprocedure: top\n"})
+    s = situation(root / "situations/top.yaml")
+    for by in (["keep"], []):
+        got = shares(exact_odds(s, by))
+        assert not any(label.startswith("error") for label in got), got
+        assert got == shares(exact_odds(s, by, merge_unneeded=False))
