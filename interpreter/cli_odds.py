@@ -9,8 +9,9 @@ from .errors import InputError
 
 def _distribution_options(p, what: str) -> None:
     """Options shared by the commands that report a distribution of outcomes."""
-    p.add_argument("--by", action="append", default=[], metavar="FIELD",
-                   help="group by a result field, e.g. result or units.G1.state (repeatable); default: the whole result")
+    p.add_argument("--by", action="append", default=[], metavar="FIELD|EXPR",
+                   help="group by a result field (result, units.G1.state) or an expression over the result's fields "
+                        "('count(u for u in units if u.state == \"broken\")'); repeatable; default: the whole result")
     p.add_argument("--json", action="store_true", help=f"print the {what} as JSON")
     p.add_argument("--plot", metavar="FILE.png", help="draw it as a bar chart (needs matplotlib)")
 
@@ -25,7 +26,7 @@ def add_odds_commands(sub, overlay_option) -> None:
     o.add_argument("--all-dice", action="store_true",
                    help="ignore the dice listed in the situation and enumerate every roll")
     o.add_argument("--budget", type=int, default=None,
-                   help="most paths through the dice to enumerate before refusing (default 200,000)")
+                   help="most live states to keep apart at any point before refusing (default 200,000)")
     o.set_defaults(func=cmd_odds)
 
     s = sub.add_parser("simulate", help="Monte Carlo estimate of a situation's outcomes",

@@ -80,10 +80,14 @@ class Compiler:
         self.rolls_may_hide = True           # set by compile(): can a roll sit inside a record or list?
         self.static_names: set[str] = set()  # names fixed by the current procedure's cached prefix
         self.static_slots = 0
+        # each statement's, condition's and loop source's closure, by id of its syntax node (the
+        # first compile, without prefix-cache wrappers): the state enumerator (states.py) runs them
+        self.parts: dict = {}
 
     def compile(self) -> None:
+        self.ruleset.parts = self.parts
         mark_deterministic(self.ruleset)
-        self.rolls_may_hide = rolls_escape(self.ruleset)
+        self.rolls_may_hide = self.ruleset.rolls_may_hide = rolls_escape(self.ruleset)
         for stack in self.ruleset.stacks.values():
             self.compile_stack(stack)
         for proc in self.ruleset.procedures.values():
@@ -122,8 +126,7 @@ class Compiler:
         name, cite = proc.name, proc.cite
         pos = proc.pos
 
-        def run(env: dict, rt) -> Any:
-            """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
+        def fill_defaults(env: dict, rt) -> None:
             if constants:
                 for pname, value in constants.items():
                     if pname not in env:
@@ -132,6 +135,11 @@ class Compiler:
                 for pname, default in defaults:
                     if pname not in env:
                         env[pname] = default(env, rt)
+
+        def run(env: dict, rt) -> Any:
+            """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
+            if constants or defaults:
+                fill_defaults(env, rt)
             trace = rt.trace
             if trace is None:
                 if prefix is not None or suffix is not None:
@@ -150,19 +158,13 @@ class Compiler:
                     signal = body(env, rt)
                 finally:
                     trace.depth -= 1
-            value = signal.value if signal is not None else None
-            if emitted:
-                if value is None:
-                    value = Record(emitted)
-                elif type(value) is Record:
-                    value = Record({**emitted, **value})
-                else:
-                    value = Record({**emitted, "value": value})
+            value = result_value(signal.value if signal is not None else None, emitted)
             if trace is not None:
                 trace.add("result", f"{name} gives {brief(value, 160)}", None)
             return value
 
         proc.run = run
+        proc.fill_defaults = fill_defaults if constants or defaults else None
 
     def block(self, statements) -> Fn:
         """Run statements in order until one returns; the step budget is charged once per block entry."""
@@ -200,7 +202,9 @@ class Compiler:
         finally:
             if from_overlay:
                 self.in_overlay = False
-        return _from_overlay(fn, s.pos) if from_overlay else fn
+        fn = _from_overlay(fn, s.pos) if from_overlay else fn
+        self.parts.setdefault(id(s), fn)
+        return fn
 
     def s_let(self, s: ast.Let, cite):
         value, name, text = self.static_or_expr(s.value), s.name, ast.unparse(s.value)
@@ -336,6 +340,7 @@ class Compiler:
         branches = []
         for b in s.branches:
             cond = self.expr(b.condition) if b.condition is not None else None
+            self.parts.setdefault(id(b), cond)
             branches.append((cond, self.block(b.body), ast.unparse(b.condition) if b.condition is not None else None,
                              self.ruleset.cite(b.cite), b.condition.pos if b.condition is not None else b.pos))
         many = len(branches) > 1
@@ -392,6 +397,7 @@ class Compiler:
 
     def s_foreach(self, s: ast.ForEach, cite):
         source, body, var, pos = self.expr(s.source), self.block(s.body), s.var, s.pos
+        self.parts.setdefault(("source", id(s)), source)
 
         def for_each(env, rt):
             items = source(env, rt)
@@ -850,6 +856,17 @@ _MISSING = object()
 _NO_MATCH = object()
 _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d[2], "doubles": lambda r: r._d[4],
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
+
+
+def result_value(value, emitted: dict):
+    """A procedure's result: its return value, with the fields it emitted (the return's fields win)."""
+    if emitted:
+        if value is None:
+            return Record(emitted)
+        if type(value) is Record:
+            return Record({**emitted, **value})
+        return Record({**emitted, "value": value})
+    return value
 
 
 def _from_overlay(fn: Fn, pos) -> Fn:

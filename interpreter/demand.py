@@ -187,6 +187,7 @@ class Analysis:
     def __init__(self, ruleset):
         self.ruleset = ruleset
         self.demands: dict[str, object] = {}
+        self.vars: dict[str, dict] = {}        # procedure -> its variables' demands (missing: unused)
         self.pending: set[str] = set()
 
     def demand(self, name: str, demand) -> None:
@@ -204,22 +205,28 @@ class Analysis:
         while self.pending:
             name = self.pending.pop()
             proc = self.ruleset.procedures[name]
-            _Procedure(self, proc, self.demands[name]).run()
+            analysed = _Procedure(self, proc, self.demands[name])
+            analysed.run()
+            self.vars[name] = analysed.vars
         return self.demands
 
 
 def demanded(ruleset, top: str, fields: list[str] | None) -> dict[str, object]:
-    """For each procedure reachable from ``top``: the set of result fields any use needs (None: all).
+    """For each procedure reachable from ``top``: the set of result fields any use needs (None: all)."""
+    return analyse(ruleset, top, frozenset(f.split(".", 1)[0] for f in fields) if fields else ALL)[0]
+
+
+def analyse(ruleset, top: str, wanted) -> tuple[dict, dict]:
+    """The demand on each procedure's result and on each of its variables, for ``wanted`` of ``top``'s result.
 
     A compiled ruleset does not change, so the answer is kept on it per question.
     """
-    wanted = frozenset(f.split(".", 1)[0] for f in fields) if fields else ALL
     cache = ruleset.__dict__.setdefault("_demands", {})
     key = (top, wanted)
     if key not in cache:
         analysis = Analysis(ruleset)
         analysis.demand(top, wanted)
-        cache[key] = analysis.run()
+        cache[key] = (analysis.run(), analysis.vars)
     return cache[key]
 
 

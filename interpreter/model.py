@@ -105,6 +105,7 @@ class Procedure:
     memo: dict = field(default_factory=dict)   # results of deterministic calls (untraced runs only)
     prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix
     suffix_cache: dict = field(default_factory=dict)  # state -> outcome of the deterministic ending
+    fill_defaults: Callable | None = None  # compiled: fills the defaults of missing arguments (states.py)
 
 
 @dataclass

@@ -30,43 +30,31 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
 
-from .demand import ALL, demanded, project
+from .demand import ALL, analyse, project
+from .grouping import By, Stop, by_keys, check_fields, demanded_fields, exact_sum, group, group_label  # noqa: F401
 from .dice import DiceKind, DiceSource, SeededDice
-from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError, did_you_mean
+from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError
 from .runtime import Runtime
-from .values import Record, key_form, show
+from .values import key_form
 
 DEFAULT_BUDGET = 200_000
-"""Most paths (complete runs) one exact enumeration may take before it refuses."""
+"""Most live states one exact enumeration keeps apart at any point (paths, without state merging)."""
 
 
-class _Stop:
-    """An outcome that is not a result: a refusal, an unknown cell, a failure. Hashable, for grouping."""
-
-    __slots__ = ("label", "kind")
-
-    def __init__(self, kind: str, label: str):
-        self.kind, self.label = kind, label
-
-    def __eq__(self, other):
-        return isinstance(other, _Stop) and other.label == self.label
-
-    def __hash__(self):
-        return hash(("stop", self.label))
-
-
-class _PathDice(DiceSource):
+class PathDice(DiceSource):
     """Follows a path of choices; records each branch point's width for the odometer.
 
     The path's probability is kept as an integer numerator and denominator, so no
     fraction arithmetic happens inside the enumeration loop.
     """
 
-    __slots__ = ("given", "given_used", "path", "at", "widths", "num", "den")
+    __slots__ = ("given", "given_used", "path", "at", "widths", "num", "den", "lazy_ok", "got_lazy")
 
     def __init__(self, given: list):
         self.given = given
         self.widths: list[int] = []
+        self.lazy_ok = False     # (states.py) may a call's result keep independent lists factored here?
+        self.got_lazy = False    # (states.py) did one?
 
     def reset(self, path: list[int]) -> None:
         self.given_used = 0
@@ -78,6 +66,20 @@ class _PathDice(DiceSource):
     @property
     def pending_given(self) -> bool:
         return self.given_used < len(self.given)
+
+    def advance(self) -> bool:
+        """Odometer: move ``path`` to the next way through the branch points met; False when all are done."""
+        path = self.path
+        del path[self.at:]
+        widths = self.widths
+        i = len(path) - 1
+        while i >= 0 and path[i] + 1 >= widths[i]:
+            i -= 1
+        if i < 0:
+            return False
+        path[i] += 1
+        del path[i + 1:]
+        return True
 
     def _choose(self, n: int) -> int:
         i = self.at
@@ -150,7 +152,7 @@ class Enumerator:
         given = list(given or [])
         counts: dict[Any, dict[int, int]] = {}     # outcome -> {denominator: numerator}
         path: list[int] = []
-        dice = _PathDice(given)
+        dice = PathDice(given)
         demand = self.demands.get(procedure.name, ALL)
         rt = Runtime(self.ruleset, dice, None, self.choices)
         rt.call_hook = self._hook(rt)
@@ -165,7 +167,7 @@ class Enumerator:
             try:
                 value = run(dict(args), rt)
             except Exception as e:          # a stop (refusal, unknown cell, fail) is an outcome
-                value = _stop(e)
+                value = stop_outcome(e)
             if demand is not ALL:
                 value = project(value, demand)
             self.paths += 1
@@ -176,23 +178,15 @@ class Enumerator:
             if by_den is None:
                 by_den = counts[value] = {}
             by_den[dice.den] = by_den.get(dice.den, 0) + dice.num
-            # odometer: advance the last branch point that has options left
-            del path[dice.at:]
-            widths = dice.widths
-            i = len(path) - 1
-            while i >= 0 and path[i] + 1 >= widths[i]:
-                i -= 1
-            if i < 0:
+            if not dice.advance():
                 break
-            path[i] += 1
-            del path[i + 1:]
         return {value: _fraction(by_den) for value, by_den in counts.items()}
 
     def _hook(self, rt: Runtime) -> Callable:
         def call(procedure, args, pos):
-            if procedure.deterministic or rt.dice.pending_given or _has_list_choices(self.choices):
+            if procedure.deterministic or rt.dice.pending_given or has_list_choices(self.choices):
                 return rt.invoke(procedure, args)   # nothing to enumerate (or dice still fixed): just run it
-            key = (procedure.name, _key(args))
+            key = (procedure.name, outcome_key(args))
             dist = self.memo.get(key)
             if dist is None:
                 dist = self.distribution(procedure, args, depth=rt.depth + 1)
@@ -201,16 +195,16 @@ class Enumerator:
             else:
                 self.memo_hits += 1
             value = rt.dice.branch(dist)
-            if isinstance(value, _Stop):
-                raise _Replay(value)
+            if isinstance(value, Stop):
+                raise Replay(value)
             return value
         return call
 
 
-class _Replay(Exception):
+class Replay(Exception):
     """Carries a sub-procedure's stop outcome (refusal, unknown cell) up to the caller's path."""
 
-    def __init__(self, stop: _Stop):
+    def __init__(self, stop: Stop):
         self.stop = stop
 
 
@@ -218,77 +212,32 @@ def _run(rt: Runtime, procedure, args):
     try:
         return rt.invoke(procedure, args)
     except Exception as e:
-        return _stop(e)
+        return stop_outcome(e)
 
 
-def _stop(e: Exception) -> "_Stop":
+def stop_outcome(e: Exception) -> "Stop":
     """An adjudication that ended without a result, as an outcome (or re-raised if it is not one)."""
-    if isinstance(e, _Replay):
+    if isinstance(e, Replay):
         return e.stop
     if isinstance(e, Refusal):
-        return _Stop("refused", f"refused: {e.reason}")
+        return Stop("refused", f"refused: {e.reason}")
     if isinstance(e, UnknownCellError):
-        return _Stop("needs chart", e.short)
+        return Stop("needs chart", e.short)
     if isinstance(e, AdjudicationError) and not isinstance(e, LimitError):
-        return _Stop("error", f"error: {e.message}")
+        return Stop("error", f"error: {e.message}")
     raise e
 
 
-def _has_list_choices(choices: dict) -> bool:
+def has_list_choices(choices: dict) -> bool:
     return any(isinstance(v, (list, tuple)) for v in choices.values())
 
 
-def _key(args: dict):
+def outcome_key(args: dict):
     """A memo key for a call's arguments; rolls, wherever they sit, keep their dice in it."""
     return tuple(sorted((k, key_form(v)) for k, v in args.items()))
 
 
 # ---- grouping and reports --------------------------------------------------------------
-
-def field_value(value, path: str):
-    """A dotted field of a result ('units.G1.state'); lists of records with ids are searched by id."""
-    current = value
-    for part in path.split("."):
-        if isinstance(current, Record) and part in current:
-            current = current[part]
-        elif isinstance(current, tuple):
-            match = [v for v in current if isinstance(v, Record) and str(v.get("id")) == part]
-            if match:
-                current = match[0]
-            elif part.isdigit() and int(part) < len(current):
-                current = current[int(part)]
-            else:
-                return _MissingField(path)
-        else:
-            return _MissingField(path)
-    return current
-
-
-class _MissingField:
-    def __init__(self, path):
-        self.path = path
-
-    def __eq__(self, other):
-        return isinstance(other, _MissingField) and other.path == self.path
-
-    def __hash__(self):
-        return hash(("missing", self.path))
-
-    def __repr__(self):
-        return f"(no {self.path})"
-
-
-def group_label(value, by: list[str]) -> str:
-    if isinstance(value, _Stop):
-        return value.label
-    if not by:
-        return show(value)
-    parts = []
-    for f in by:
-        v = field_value(value, f)
-        parts.append(f"{f}={v!r}" if isinstance(v, _MissingField) else f"{f}={show(v)}")
-    return ", ".join(parts)
-
 
 @dataclass
 class Report:
@@ -301,9 +250,10 @@ class Report:
     runs: int = 0
     seconds: float = 0.0
     memo_hits: int = 0
+    states: int = 0       # exact odds by states: the most live states at any point
 
     def as_json(self) -> dict:
-        return {"exact": self.exact, "paths": self.paths, "runs": self.runs, "seconds": round(self.seconds, 4),
+        return {"exact": self.exact, "paths": self.paths, "states": self.states, "runs": self.runs, "seconds": round(self.seconds, 4),
                 "total": str(self.total),
                 "outcomes": [dict({"outcome": label, "share": float(p)},
                                   **({"fraction": str(p)} if self.exact else {"count": int(p * self.runs),
@@ -311,58 +261,72 @@ class Report:
                              for label, p, se in self.rows]}
 
 
-def check_fields(values, by: list[str]) -> None:
-    """A --by field that no outcome has is a typo: say so, with the fields there are."""
-    results = [v for v in values if not isinstance(v, _Stop)]
-    if not results or not by:
-        return
-    for f in by:
-        if all(isinstance(field_value(v, f), _MissingField) for v in results):
-            have = sorted({k for v in results if isinstance(v, Record) for k in v})
-            head = f.split(".", 1)[0]
-            raise InputError(f"no outcome has the field '{f}'" + (f"; the results have: {', '.join(have)}" if have
-                                                                   else "; the results are not records"),
-                             hint=did_you_mean(head, have) if head not in have else
-                             "a dotted path goes into records and, in lists of records, by id")
-
-
-def exact_sum(fractions) -> Fraction:
-    """A sum of fractions with one division (over their least common denominator)."""
-    fractions = list(fractions)
-    if not fractions:
-        return Fraction(0)
-    common = math.lcm(*(f.denominator for f in fractions))
-    return Fraction(sum(f.numerator * (common // f.denominator) for f in fractions), common)
-
-
-def group(dist: dict, by: list[str]) -> list[tuple[str, Fraction]]:
-    check_fields(dist, by)
-    grouped: dict[str, list] = {}
-    for value, p in dist.items():
-        grouped.setdefault(group_label(value, by), []).append(p)
-    shares = [(label, ps[0] if len(ps) == 1 else exact_sum(ps)) for label, ps in grouped.items()]
-    return sorted(shares, key=lambda kv: (-float(kv[1]), kv[0]))
-
-
-def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True) -> Report:
+def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True,
+               merge_states: bool = True, factor: bool = True) -> Report:
     """Exact odds of a situation's outcomes grouped by ``by``.
 
-    ``merge_unneeded`` merges sub-results that differ only in fields no grouping can see
-    (demand.py); turning it off gives the same answer, more slowly (the tests compare them).
+    ``merge_states`` enumerates by live states (states.py): branches that reach the same live
+    state merge. ``merge_unneeded`` merges sub-results that differ only in fields no grouping can
+    see (demand.py). Turning either off gives the same answer, more slowly (the tests compare them);
+    with both off, every path through the dice is run (the budget then counts paths).
     """
     start = time.perf_counter()
-    demands = demanded(situation.ruleset, situation.procedure.name, by) if merge_unneeded else {}
-    enum = Enumerator(situation.ruleset, situation.choices, budget, demands)
-    dist = enum.distribution(situation.procedure, situation.args, situation.dice)
-    rows = [(label, p, None) for label, p in group(dist, by)]
-    return Report(rows, exact_sum(dist.values()), enum.paths, True, seconds=time.perf_counter() - start,
-                  memo_hits=enum.memo_hits)
+    ruleset = situation.ruleset
+    keys = by_keys(by, ruleset)
+    if merge_unneeded:
+        wanted = demanded_fields(keys)
+        demands, var_demands = analyse(ruleset, situation.procedure.name, ALL if wanted is None else wanted)
+    else:
+        demands, var_demands = {}, {}
+    if merge_states and not has_list_choices(situation.choices):
+        from .states import StateEnumerator
+        enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor)
+        try:
+            found = enum.distribution(situation.procedure, situation.args, situation.dice)
+        except LimitError as e:
+            if "live states" in e.message:
+                e.hint = _narrower(situation, by, e.hint)
+            raise
+        dist = {v: Fraction(n, d) for v, (n, d) in found.items()}
+        work, peak = enum.runs, enum.peak
+    else:
+        enum = Enumerator(ruleset, situation.choices, budget, demands)
+        dist = enum.distribution(situation.procedure, situation.args, situation.dice)
+        work, peak = enum.paths, 0
+    rows = [(label, p, None) for label, p in group(dist, keys)]
+    return Report(rows, exact_sum(dist.values()), work, True, seconds=time.perf_counter() - start,
+                  memo_hits=enum.memo_hits, states=peak)
+
+
+def _narrower(situation, by: list[str], hint: str) -> str:
+    """Which --by fields would leave fewer states apart: the result's fields not asked for."""
+    fields = result_fields(situation)
+    if not fields:
+        return hint
+    asked = {f.split(".", 1)[0] for f in by}
+    if by:
+        return (f"asked for {', '.join(by)}: drop a --by field, or a path into fewer values "
+                f"(e.g. units.ID.state instead of units); " + hint)
+    return f"group by one or a few of the result's fields (--by {' | --by '.join(sorted(fields - asked))}); " + hint
+
+
+def result_fields(situation) -> set:
+    """The top-level fields of the situation procedure's result, from its emits and returned records."""
+    body = situation.procedure.syntax.body
+    from . import syntax as ast
+    from .names import walk
+    fields = {n.name for n in walk(body) if isinstance(n, ast.Emit)}
+    for n in walk(body):
+        if isinstance(n, ast.Return) and isinstance(n.value, ast.RecordExpr):
+            fields |= {k for k, _ in n.value.fields}
+    return fields
 
 
 def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bool = False) -> Report:
     """Monte Carlo: ``runs`` seeded adjudications (given dice fixed), grouped like exact odds."""
     from .dice import GivenDice
     start = time.perf_counter()
+    by = by_keys(by, situation.ruleset)
     rng_seed = seed if seed is not None else SeededDice().seed
     master = SeededDice(rng_seed)      # one stream for the whole simulation: reproducible from one seed
     if situation.dice:
@@ -422,7 +386,9 @@ def render(report: Report, title: str, width: int = 30) -> str:
         else:
             lines.append(f"  {label:<{label_w}}  {pct:6.2f}% ± {se * 100:4.2f}  {bar}")
     if report.exact:
-        lines.append(f"  total {report.total} over {report.paths:,} paths "
+        work = (f"{report.paths:,} statement runs, at most {report.states:,} live states" if report.states
+                else f"{report.paths:,} paths")
+        lines.append(f"  total {report.total} over {work} "
                      f"({report.memo_hits:,} shared sub-results), {report.seconds * 1000:.1f} ms")
     else:
         lines.append(f"  {report.runs:,} runs, seed {report.seed}, {report.seconds:.2f} s "

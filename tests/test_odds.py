@@ -140,7 +140,11 @@ def test_unordered_dice_only_when_the_procedure_cannot_tell_them_apart(tmp_path)
                                     "situations/t.yaml": "ruleset: ..\nprocedure: total_low\n"})
     c = exact_odds(situation(root / "situations/c.yaml"), [])
     t = exact_odds(situation(root / "situations/t.yaml"), [])
-    assert shares(c)["true"] == Fraction(1, 3) and c.paths == 36
+    assert shares(c)["true"] == Fraction(1, 3) and c.states == 36     # live states after the roll
+    assert shares(t)["true"] == Fraction(6, 36) and t.states == 21
+    c = exact_odds(situation(root / "situations/c.yaml"), [], merge_states=False)
+    t = exact_odds(situation(root / "situations/t.yaml"), [], merge_states=False)
+    assert shares(c)["true"] == Fraction(1, 3) and c.paths == 36       # paths through the dice
     assert shares(t)["true"] == Fraction(6, 36) and t.paths == 21
 
 

@@ -1,0 +1,337 @@
+"""Grouping outcomes for odds and simulation: ``--by`` a result field, or ``--by`` an expression over the result.
+
+A ``--by`` text that is a dotted name (``result``, ``units.G1.state``) reads that field;
+lists of records are entered by id (or by position). Any other text is an
+expression of the procedure language evaluated with the result's fields as its
+names (``count(u for u in units if u.state == "broken")``). Each outcome's label
+joins ``TEXT=value`` for every ``--by``.
+
+Outcomes from exact odds may hold independent lists kept factored
+(independent.py). A field of one item is read factor by factor, a count, sum,
+any or all over the items is convolved, and only what neither covers is
+expanded; the shares are the same either way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from .errors import AdjudicationError, InputError, Position, did_you_mean
+from .independent import Independent, convolve, expand, has_lazy, sample
+from .values import Record, show
+
+_PATH = re.compile(r"[A-Za-z_][\w-]*(\.[\w-]+)*")
+
+
+class Stop:
+    """An outcome that is not a result: a refusal, an unknown cell, a failure. Hashable, for grouping."""
+
+    __slots__ = ("label", "kind")
+
+    def __init__(self, kind: str, label: str):
+        self.kind, self.label = kind, label
+
+    def __eq__(self, other):
+        return isinstance(other, Stop) and other.label == self.label
+
+    def __hash__(self):
+        return hash(("stop", self.label))
+
+
+class _MissingField:
+    def __init__(self, path):
+        self.path = path
+
+    def __eq__(self, other):
+        return isinstance(other, _MissingField) and other.path == self.path
+
+    def __hash__(self):
+        return hash(("missing", self.path))
+
+    def __repr__(self):
+        return f"(no {self.path})"
+
+
+def field_value(value, path: str):
+    """A dotted field of a result ('units.G1.state'); lists of records are searched by id."""
+    current = value
+    for part in path.split("."):
+        current = _step(current, part)
+        if current is _NOTHING:
+            return _MissingField(path)
+    return current
+
+
+_NOTHING = object()
+
+
+def _step(current, part: str):
+    if isinstance(current, Record) and part in current:
+        return current[part]
+    if isinstance(current, tuple):
+        match = [v for v in current if isinstance(v, Record) and str(v.get("id")) == part]
+        if match:
+            return match[0]
+        if part.isdigit() and int(part) < len(current):
+            return current[int(part)]
+    return _NOTHING
+
+
+class By:
+    """One ``--by``: a field path, or an expression compiled against the ruleset."""
+
+    def __init__(self, text: str, ruleset=None):
+        self.text = text
+        self.fn = self.expr = None
+        if _PATH.fullmatch(text):
+            self.path = text
+            self.fields = frozenset({text.split(".", 1)[0]})
+            return
+        self.path = None
+        from .names import free_names
+        from .parser import parse_expression
+        from .errors import UmpireError
+        try:
+            e = parse_expression(text, Position("--by", 1, 1))
+        except UmpireError as err:
+            raise InputError(f"--by '{text}' is neither a field name nor an expression: {err.message}") from None
+        from . import syntax as ast
+        from .names import walk
+        if any(isinstance(n, ast.Call) and (ruleset is None or n.procedure not in ruleset.procedures or
+                                            not ruleset.procedures[n.procedure].deterministic) for n in walk((e,))):
+            raise InputError(f"--by '{text}': a grouping expression may call only procedures that roll nothing")
+        if ruleset is None:
+            raise InputError(f"--by '{text}': an expression needs the ruleset")
+        from .compiler import Compiler
+        c = Compiler(ruleset)
+        c.rolls_may_hide = True
+        c.unordered_rolls = set()
+        # a result field shadows a catalogue of the same name: both are looked up when evaluated
+        names = free_names(e)
+        self.catalogues = {n: c.globals.pop(n) for n in names if n in c.globals}
+        try:
+            self.fn = c.expr(e)
+        except KeyError as err:
+            raise InputError(f"--by '{text}': unknown name {err}") from None
+        self.expr = e
+        self.ruleset = ruleset
+        self.fields = frozenset(names) | {"result", "value"} if "result" in names or "value" in names \
+            else frozenset(names)
+
+    def value(self, result):
+        if self.path is not None:
+            return field_value(result, self.path)
+        from .runtime import Runtime
+        from .dice import SeededDice
+        env = dict(self.catalogues)
+        env.update(result if isinstance(result, Record) else {"value": result})
+        env.setdefault("result", result)
+        try:
+            return self.fn(env, Runtime(self.ruleset, SeededDice(0)))
+        except AdjudicationError as e:
+            raise InputError(f"--by '{self.text}' cannot be evaluated on an outcome: {e.message}",
+                             hint="the names of an expression are the result's fields") from None
+
+    def label(self, result) -> str:
+        v = self.value(result)
+        return f"{self.text}={v!r}" if isinstance(v, _MissingField) else f"{self.text}={show(v)}"
+
+
+def by_keys(by, ruleset=None) -> list[By]:
+    return [b if isinstance(b, By) else By(b, ruleset) for b in by]
+
+
+def demanded_fields(by: list[By]):
+    """The result fields these groupings read (None: the whole result)."""
+    if not by:
+        return None
+    out = frozenset()
+    for b in by:
+        out |= b.fields
+    return out
+
+
+def group_label(value, by: list[By]) -> str:
+    if isinstance(value, Stop):
+        return value.label
+    if not by:
+        return show(value)
+    return ", ".join(b.label(value) for b in by)
+
+
+def check_fields(values, by: list[By]) -> None:
+    """A --by field that no outcome has is a typo: say so, with the fields there are."""
+    results = [sample(v) for v in values if not isinstance(v, Stop)]
+    if not results or not by:
+        return
+    for b in by:
+        if b.path is None:
+            continue
+        f = b.path
+        if all(isinstance(field_value(v, f), _MissingField) for v in results):
+            have = sorted({k for v in results if isinstance(v, Record) for k in v})
+            head = f.split(".", 1)[0]
+            raise InputError(f"no outcome has the field '{f}'" + (f"; the results have: {', '.join(have)}" if have
+                                                                   else "; the results are not records"),
+                             hint=did_you_mean(head, have) if head not in have else
+                             "a dotted path goes into records and, in lists of records, by id")
+
+
+def exact_sum(fractions) -> Fraction:
+    """A sum of fractions with one division (over their least common denominator)."""
+    fractions = list(fractions)
+    if not fractions:
+        return Fraction(0)
+    common = math.lcm(*(f.denominator for f in fractions))
+    return Fraction(sum(f.numerator * (common // f.denominator) for f in fractions), common)
+
+
+def group(dist: dict, by: list[By]) -> list[tuple[str, Fraction]]:
+    """Shares by label; outcomes holding independent lists are labelled without walking their product."""
+    check_fields(dist, by)
+    grouped: dict[str, list] = {}
+    lazy_parts: list = []
+    for value, p in dist.items():
+        if value.__class__ is not Stop and has_lazy(value):
+            lazy_parts.append((value, p))
+        else:
+            grouped.setdefault(group_label(value, by), []).append(p)
+    if lazy_parts:
+        # one common denominator for every factored outcome: integer sums, one division per label
+        labelled = [(_labels(value, by), p) for value, p in lazy_parts]
+        common = math.lcm(*(p.denominator * den for (_, den), p in labelled))
+        sums: dict[str, int] = {}
+        for (pairs, den), p in labelled:
+            scale = p.numerator * (common // (p.denominator * den))
+            for label, n in pairs:
+                sums[label] = sums.get(label, 0) + n * scale
+        for label, n in sums.items():
+            grouped.setdefault(label, []).append(Fraction(n, common))
+    shares = [(label, ps[0] if len(ps) == 1 else exact_sum(ps)) for label, ps in grouped.items()]
+    return sorted(shares, key=lambda kv: (-float(kv[1]), kv[0]))
+
+
+def _labels(value, by: list[By]) -> tuple[list, int]:
+    """Labels of a factored outcome: (label, numerator) pairs over one denominator."""
+    slots = []           # per --by, in order: a list of (text, Fraction)
+    used: set = set()
+    for b in by:
+        slot = _slot(value, b, used)
+        if slot is None:
+            return _expanded(value, by)
+        slots.append(slot)
+    if not by:
+        return _expanded(value, by)
+    den = math.lcm(*(q.denominator for slot in slots for _, q in slot))
+    current = [("", 1)]
+    first = True
+    for slot in slots:
+        ints = [(text, q.numerator * (den // q.denominator)) for text, q in slot]
+        sep = "" if first else ", "
+        first = False
+        current = [(prefix + sep + text, w * n) for prefix, w in current for text, n in ints]
+    return current, den ** len(slots)
+
+
+def _slot(value, b: By, used: set):
+    """The distribution of one --by's label part, if it reads at most one factor not read before."""
+    if b.path is not None:
+        current = value
+        parts = b.path.split(".")
+        for i, part in enumerate(parts):
+            if current.__class__ is Independent:
+                index = _factor_index(current, part)
+                if index is None or (id(current), index) in used:
+                    return None
+                used.add((id(current), index))
+                rest = ".".join(parts[i + 1:])
+                dist: dict = {}
+                for item, q in current.factors()[index]:
+                    v = field_value(item, rest) if rest else item
+                    text = f"{b.text}={v!r}" if isinstance(v, _MissingField) else f"{b.text}={show(v)}"
+                    dist[text] = dist.get(text, 0) + q
+                return list(dist.items())
+            current = _step(current, part)
+            if current is _NOTHING:
+                return [(f"{b.text}={_MissingField(b.path)!r}", Fraction(1))]
+        if has_lazy(current):
+            return None
+        return [(f"{b.text}={show(current)}", Fraction(1))]
+    return _expression_slot(value, b, used)
+
+
+def _factor_index(lst: Independent, part: str):
+    factors = lst.factors()
+    if part.isdigit():
+        i = int(part)
+        return i if i < len(factors) else None
+    found = None
+    for i, f in enumerate(factors):
+        ids = {str(item.get("id")) if isinstance(item, Record) else None for item, _ in f}
+        if ids == {part}:
+            if found is not None:
+                return None
+            found = i
+        elif part in ids:
+            return None     # the id moves between items: read the whole list
+    return found
+
+
+def _expression_slot(value, b: By, used: set):
+    """count/sum/any/all(... for x in FIELD ...) over a factored field: convolved; else None (expand)."""
+    from . import syntax as ast
+    from .names import free_names
+    e = b.expr
+    if not isinstance(e, ast.Aggregate) or e.name not in ("count", "sum", "any", "all") or e.key is not None \
+            or not isinstance(e.source, ast.Name) or not isinstance(value, Record):
+        return None
+    lst = value.get(e.source.name)
+    if lst.__class__ is not Independent or any(has_lazy(v) for k, v in value.items() if k != e.source.name):
+        return None
+    if any((id(lst), i) in used for i in range(lst.length)):
+        return None
+    inner = set()
+    for part in (e.element, e.condition):
+        if part is not None:
+            inner |= free_names(part)
+    if not inner <= {e.var} | set(value.keys()) | set(b.catalogues) | set(b.ruleset.catalogues):
+        return None
+    from .compiler import Compiler
+    from .dice import SeededDice
+    from .runtime import Runtime
+    c = Compiler(b.ruleset)
+    c.rolls_may_hide, c.unordered_rolls = True, set()
+    for n in b.catalogues:
+        c.globals.pop(n, None)
+    element, cond = c.expr(e.element), c.expr(e.condition) if e.condition is not None else None
+    rt = Runtime(b.ruleset, SeededDice(0))
+    env = dict(b.catalogues)
+    env.update(value)
+
+    def part(item):
+        env[e.var] = item
+        ok = cond(env, rt) if cond is not None else True
+        if e.name == "count":
+            return ok
+        if ok is not True:
+            return 0 if e.name == "sum" else (e.name == "all")
+        return element(env, rt)
+    try:
+        dist = convolve(lst, part, e.name)
+    except (AdjudicationError, TypeError):
+        return None
+    for i in range(lst.length):
+        used.add((id(lst), i))
+    return [(f"{b.text}={show(v)}", q) for v, q in dist]
+
+
+def _expanded(value, by: list[By]) -> tuple[list, int]:
+    pairs = expand(value)
+    den = math.lcm(*(q.denominator for _, q in pairs))
+    acc: dict = {}
+    for v, q in pairs:
+        label = group_label(v, by)
+        acc[label] = acc.get(label, 0) + q.numerator * (den // q.denominator)
+    return list(acc.items()), den

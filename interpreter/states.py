@@ -1,0 +1,820 @@
+"""Exact odds by live states: enumeration whose work grows with distinct states, not with paths.
+
+A procedure runs here on a *distribution* of states instead of one state:
+each state is the procedure's local variables (and what it has emitted so far)
+with an exact weight. Statements run one at a time over every state, using
+the closures the compiler made for them:
+
+* a statement without branch points (most of them) maps each state to one
+  state; a roll, or a call of a procedure that rolls, maps it to one state per
+  outcome (the called procedure's outcomes come from its own distribution,
+  computed once per distinct arguments and shared);
+* ``if`` splits the states by the branch they take, and ``for each`` moves every
+  state one item further per round;
+* after each statement, states that agree on everything that can still matter
+  merge and add their weights. What can still matter is the *live* part of a
+  state: the variables a later statement reads (a backward liveness analysis),
+  the loop positions, the dice given in the situation still unused, and the
+  emitted fields the question asks about (demand.py). A variable whose value
+  reaches no demanded result, condition, lookup or message (the demand
+  analysis's unused variables, read only where ``DEAD`` is absorbed) is kept as
+  ``DEAD`` from the moment it is set, so it never tells states apart.
+
+Everything exact stays exact: rolls keep their dice wherever the rules can
+tell them apart (a roll that is read by its dice is live as its dice), fixed
+dice are consumed in order (a state remembers how many it has used), stops
+(unknown chart cells, refusals, ``fail``) are outcomes with their own weight,
+and situation-given decisions are answered as in a single run.
+
+The number of live states at any point is bounded by the budget; when it is
+exceeded the error says how many there were and which result fields a
+narrower ``--by`` would leave out.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from itertools import product
+
+from . import syntax as ast
+from .caching import EMIT
+from .compiler import result_value
+from .demand import ALL, project
+from .errors import AdjudicationError, LimitError
+from .independent import Independent, expand, has_lazy, map_items
+from .names import free_names, walk
+from .operators import truth
+from .runtime import Runtime
+from .values import DEAD, Roll, holds_roll, key_form, show, type_name
+
+_MISSING = object()
+_STOPPED = object()
+
+
+class State:
+    """One live state: locals (with emits under EMIT), weight num/den, given dice used, steps left, loops.
+
+    ``lazy`` names the variables that hold independent lists kept factored (independent.py);
+    ``origin`` says which state of the current loop round each state came from (for factoring).
+    """
+
+    __slots__ = ("env", "num", "den", "given", "steps", "loops", "lazy", "origin")
+
+    def __init__(self, env, num, den, given, steps, loops, lazy=frozenset(), origin=()):
+        self.env, self.num, self.den, self.given, self.steps, self.loops = env, num, den, given, steps, loops
+        self.lazy, self.origin = lazy, origin
+
+
+# ---- the plan of a procedure: its statements' closures, with what is live after each -----------------
+
+class _Leaf:
+    """A run of simple statements (at most one of them a branch point, at its end), as one closure."""
+    __slots__ = ("fn", "writes", "emits", "key", "pos", "branches", "strict", "attr", "lazy_ok")
+
+
+class _If:
+    __slots__ = ("branches", "key", "pos", "strict", "attr")
+
+
+class _For:
+    __slots__ = ("source", "var", "body", "head_key", "key", "pos", "strict", "attr", "acc", "acc_key")
+
+
+class _Map:
+    """``let/emit NAME = list(ELEMENT for VAR in SOURCE)``: keeps an independent source factored."""
+    __slots__ = ("fn", "source", "element", "var", "name", "is_emit", "dead", "key", "pos", "strict", "attr",
+                 "source_name")
+
+
+class _Block:
+    __slots__ = ("nodes", "cost", "first")
+
+
+_ABSORBING = (ast.Literal, ast.Name, ast.Attribute, ast.RecordExpr, ast.ListExpr, ast.Update, ast.Conditional,
+              ast.Interpolated)
+
+
+def _absorbing(e) -> bool:
+    """Whether an expression gives DEAD (never an error) when any name it reads is DEAD."""
+    for n in walk((e,)):
+        if isinstance(n, (ast.Arg,)):
+            return False
+        if isinstance(n, ast.Binary):
+            if n.op not in ("+", "-", "*"):
+                return False
+        elif isinstance(n, ast.Unary):
+            if n.op != "-":
+                return False
+        elif isinstance(n, ast.Node) and not isinstance(n, _ABSORBING):
+            return False
+    return True
+
+
+def _join(a: _Leaf, b: _Leaf) -> _Leaf:
+    """Two runs of simple statements as one (``a`` has no branch point)."""
+    node = _Leaf()
+    fa, fb = a.fn, b.fn
+
+    def both(env, rt):
+        signal = fa(env, rt)
+        if signal is not None:
+            return signal
+        return fb(env, rt)
+    node.fn, node.writes, node.emits = both, a.writes or b.writes, a.emits or b.emits
+    node.key, node.pos, node.branches = b.key, a.pos, b.branches
+    node.strict, node.attr, node.lazy_ok = a.strict | b.strict, a.attr | b.attr, b.lazy_ok
+    return node
+
+
+def _name_of(e) -> tuple[str | None, bool]:
+    """``x`` -> ('x', False); ``x.f`` -> ('x', True); anything else -> (None, False)."""
+    if isinstance(e, ast.Name):
+        return e.name, False
+    if isinstance(e, ast.Attribute) and isinstance(e.target, ast.Name):
+        return e.target.name, True
+    return None, False
+
+
+def _strictness(s) -> tuple[set, set]:
+    """Names a simple statement needs as plain values (``strict``), and those it only passes on,
+    reading at most one field (``attr``: plain only if the variable itself is an independent list).
+    Passing on: ``let/set/emit y = x`` or ``= x.f``, ``set x = x + [item]``, and a returned record
+    of such fields; whatever a call's arguments read is strict."""
+    value = getattr(s, "value", None) if not isinstance(s, ast.Roll) else None
+    if isinstance(s, (ast.Let, ast.Set, ast.Emit, ast.Return)) and value is not None:
+        name, attr = _name_of(value)
+        if name is not None:
+            return set(), {name} if attr else set()
+        if isinstance(s, ast.Set) and isinstance(value, ast.Binary) and value.op == "+" \
+                and isinstance(value.left, ast.Name) and value.left.name == s.name and isinstance(value.right, ast.ListExpr):
+            return free_names(value.right), set()
+        if isinstance(s, ast.Return) and isinstance(value, ast.RecordExpr):
+            strict, attrs = set(), set()
+            for _, v in value.fields:
+                name, attr = _name_of(v)
+                if name is None:
+                    strict |= free_names(v)
+                elif attr:
+                    attrs.add(name)
+            return strict, attrs
+    if isinstance(s, ast.Note):
+        return set(), set()
+    return _reads(s), set()
+
+
+def _lazy_call(s, ruleset) -> bool:
+    """``let x = call P(...)``, ``emit f = call P(...)`` or ``return call P(...)``, P's arguments calling
+    nothing random: P's result may stay factored."""
+    value = getattr(s, "value", None)
+    if not isinstance(s, (ast.Let, ast.Set, ast.Emit, ast.Return)) or not isinstance(value, ast.Call):
+        return False
+    return not any(isinstance(n, (ast.Call,)) and not ruleset.procedures[n.procedure].deterministic
+                   for a in value.args for n in walk((a.value,)))
+
+
+def _reads(s) -> set:
+    """Names a simple statement reads when run untraced (a note's text is only built for a trace)."""
+    if isinstance(s, (ast.Let, ast.Set, ast.Emit)):
+        return free_names(s.value)
+    if isinstance(s, ast.Roll):
+        names = free_names(s.modifier) if s.modifier is not None else set()
+        if s.dice.size is not None:
+            names |= free_names(s.dice.size)
+        return names
+    if isinstance(s, ast.Return):
+        return free_names(s.value) if s.value is not None else set()
+    if isinstance(s, ast.Fail):
+        return free_names(s.message)
+    if isinstance(s, ast.Refuse):
+        return free_names(s.reason)
+    if isinstance(s, ast.Choose):
+        return free_names(s.options) | free_names(s.default)
+    return set()
+
+
+def _defines(s) -> str | None:
+    return s.name if isinstance(s, (ast.Let, ast.Set, ast.Roll, ast.Choose)) else None
+
+
+class Plan:
+    """A procedure prepared for state enumeration under one demand on its result."""
+
+    def __init__(self, ruleset, proc, demand, var_demands: dict | None):
+        self.proc = proc
+        self.demand = demand
+        self.parts = ruleset.parts
+        self.ruleset = ruleset
+        self._compiler = None
+        self.globals = set(ruleset.catalogues)
+        body = proc.syntax.body
+        self.dead = self._deadable(body, proc, demand, var_demands) if var_demands is not None else frozenset()
+        self.body, _ = self._block(body, set())
+        self.dead_params = tuple(p.name for p in proc.params if p.name in self.dead)
+
+    # -- which variables never matter (kept as DEAD)
+    def _deadable(self, body, proc, demand, var_demands) -> frozenset:
+        candidates = {n for n in ({p.name for p in proc.params} | {_defines(s) for s in walk(body)
+                                                                    if isinstance(s, ast.Statement)})
+                      if n and n not in var_demands}
+        candidates |= {s.var for s in walk(body) if isinstance(s, ast.ForEach) and s.var not in var_demands}
+        # every read of a deadable name must sit in an absorbing value of a deadable target (or of an
+        # emitted field nobody asks for); anything else (a condition, a lookup, a call...) needs its value
+        reads = []   # (names read, target-or-None, absorbing)
+        for s in walk(body):
+            if isinstance(s, (ast.Let, ast.Set)):
+                reads.append((free_names(s.value), s.name, _absorbing(s.value)))
+            elif isinstance(s, ast.Emit):
+                unused = demand is not ALL and s.name not in demand
+                reads.append((free_names(s.value), "" if unused else None, _absorbing(s.value)))
+            elif isinstance(s, ast.Return) and isinstance(s.value, ast.RecordExpr):
+                for k, v in s.value.fields:
+                    unused = demand is not ALL and k not in demand
+                    reads.append((free_names(v), "" if unused else None, _absorbing(v)))
+            elif isinstance(s, ast.Statement) and not isinstance(s, ast.Note):
+                own = _reads(s)
+                if isinstance(s, ast.If):
+                    own = set().union(*(free_names(b.condition) for b in s.branches if b.condition is not None))
+                elif isinstance(s, ast.ForEach):
+                    own = free_names(s.source)
+                reads.append((own, None, False))
+        dead = set(candidates)
+        changed = True
+        while changed:
+            changed = False
+            for names, target, absorbing in reads:
+                hit = names & dead
+                if hit and not (absorbing and target is not None and (target == "" or target in dead)):
+                    dead -= hit
+                    changed = True
+        return frozenset(dead)
+
+    # -- liveness, building the plan's blocks backwards
+    def _key_names(self, live) -> tuple:
+        return tuple(sorted(n for n in live if n not in self.globals and n not in self.dead))
+
+    def _block(self, statements, live_out: set) -> tuple[_Block, set]:
+        live = set(live_out)
+        nodes = []
+        for s in reversed(statements):
+            node, live = self._statement(s, live)
+            nodes.append(node)
+        nodes.reverse()
+        # consecutive simple statements run as one closure; a branch point ends its run
+        grouped: list = []
+        for node in nodes:
+            last = grouped[-1] if grouped else None
+            if node.__class__ is _Leaf and last is not None and last.__class__ is _Leaf and not last.branches:
+                grouped[-1] = _join(last, node)
+            else:
+                grouped.append(node)
+        block = _Block()
+        block.nodes = tuple(grouped)
+        block.cost = len(statements)
+        block.first = statements[0].pos if statements else None
+        return block, live
+
+    def _statement(self, s, live_after: set):
+        if isinstance(s, ast.If):
+            node = _If()
+            node.key, node.pos = self._key_names(live_after), s.pos
+            branches = []
+            live_in = set() if any(b.condition is None for b in s.branches) else set(live_after)
+            conds: set = set()
+            for b in s.branches:
+                if b.condition is not None:
+                    conds |= free_names(b.condition)
+                block, inner = self._block(b.body, live_after)
+                live_in |= inner
+                branches.append((self.parts[id(b)], b.condition.pos if b.condition is not None else b.pos, block))
+            node.branches = tuple(branches)
+            node.strict, node.attr = conds, set()
+            return node, live_in | conds
+        if isinstance(s, ast.ForEach):
+            node = _For()
+            node.source, node.var, node.pos = self.parts[("source", id(s))], s.var, s.pos
+            node.key = self._key_names(live_after)
+            head = set(live_after)
+            while True:
+                body, inner = self._block(s.body, head)
+                new = set(live_after) | (inner - {s.var})
+                if new == head:
+                    break
+                head = new
+            node.body, node.head_key = body, self._key_names(head)
+            node.strict, node.attr = free_names(s.source), set()
+            accs = [a for a in _accumulators(s) if a in node.head_key]
+            node.acc = accs[0] if len(accs) == 1 else None
+            node.acc_key = tuple(n for n in node.head_key if n != node.acc)
+            return node, head | free_names(s.source)
+        target = _defines(s)
+        mapped = self._map(s, live_after)
+        if mapped is not None:
+            return mapped, (live_after - ({target} if target else set())) | _reads(s)
+        node = _Leaf()
+        fn, node.pos = self.parts[id(s)], s.pos
+        node.writes = target is not None or isinstance(s, ast.Emit)
+        node.emits = isinstance(s, ast.Emit)
+        target_dead = target if target in self.dead else None
+        emit_dead = s.name if isinstance(s, ast.Emit) and self.demand is not ALL and s.name not in self.demand \
+            else None
+        if target_dead is not None:
+            def fn(env, rt, fn=fn):
+                signal = fn(env, rt)
+                env[target_dead] = DEAD      # a value nothing will ever tell apart
+                return signal
+        elif emit_dead is not None:
+            def fn(env, rt, fn=fn):
+                signal = fn(env, rt)
+                env[EMIT][emit_dead] = DEAD  # a result field nobody asks for
+                return signal
+        node.fn = fn
+        node.branches = any(isinstance(n, (ast.Roll, ast.Choose)) or
+                            (isinstance(n, ast.Call) and not self.ruleset.procedures[n.procedure].deterministic)
+                            for n in walk((s,)))
+        node.key = self._key_names(live_after)
+        node.strict, node.attr = _strictness(s)
+        node.lazy_ok = _lazy_call(s, self.ruleset)
+        if isinstance(s, (ast.Return, ast.Fail, ast.Refuse)):
+            return node, _reads(s)
+        return node, (live_after - ({target} if target else set())) | _reads(s)
+
+
+    def _map(self, s, live_after: set):
+        """A statement that maps each item of a list (kept factored if the list is independent), or None."""
+        value = getattr(s, "value", None)
+        if not isinstance(s, (ast.Let, ast.Emit)) or not isinstance(value, ast.Aggregate) or value.name != "list" \
+                or value.condition is not None or value.key is not None:
+            return None
+        source_name, _ = _name_of(value.source)
+        if source_name is None or any(isinstance(n, (ast.Roll, ast.Choose)) or (isinstance(n, ast.Call) and not
+                                      self.ruleset.procedures[n.procedure].deterministic)
+                                      for n in walk((value.element,))):
+            return None
+        if self._compiler is None:
+            from .compiler import Compiler
+            from .names import roll_names
+            c = self._compiler = Compiler(self.ruleset)
+            c.roll_names = roll_names(self.proc.syntax.body)
+            c.rolls_may_hide = getattr(self.ruleset, "rolls_may_hide", True)
+            c.unordered_rolls = set()
+        node = _Map()
+        node.fn, node.pos = self.parts[id(s)], s.pos
+        node.source, node.element = self._compiler.expr(value.source), self._compiler.expr(value.element)
+        node.var, node.name, node.is_emit, node.source_name = value.var, s.name, isinstance(s, ast.Emit), source_name
+        node.dead = (s.name in self.dead) if not node.is_emit else \
+            (self.demand is not ALL and s.name not in self.demand)
+        node.key = self._key_names(live_after)
+        node.strict, node.attr = free_names(value.element) - {value.var}, set()
+        return node
+
+
+def _accumulators(loop) -> list:
+    """Variables a loop body only ever extends by one item (``set x = x + [item]``) and reads nowhere else."""
+    sets: dict = {}
+    reads: dict = {}
+    for n in walk(loop.body):
+        if isinstance(n, (ast.Let, ast.Roll, ast.Choose)):
+            sets[n.name] = None          # redefined: not an accumulator
+        elif isinstance(n, ast.Set):
+            v = n.value
+            ok = isinstance(v, ast.Binary) and v.op == "+" and isinstance(v.left, ast.Name) \
+                and v.left.name == n.name and isinstance(v.right, ast.ListExpr) and len(v.right.items) == 1
+            if sets.get(n.name, 0) is not None:
+                sets[n.name] = (sets.get(n.name) or 0) + 1 if ok else None
+        elif isinstance(n, ast.Name):
+            reads[n.name] = reads.get(n.name, 0) + 1
+    return sorted(x for x, count in sets.items() if count is not None and reads.get(x, 0) == count
+                  and x != loop.var)
+
+
+# ---- the enumerator ------------------------------------------------------------------------------------
+
+class StateEnumerator:
+    """Exact distributions of procedure results, by live states (see the module docstring)."""
+
+    def __init__(self, ruleset, choices: dict, budget: int, demands: dict, var_demands: dict,
+                 factor: bool = True):
+        from .odds import PathDice, outcome_key
+        self._PathDice, self._key = PathDice, outcome_key
+        self.ruleset = ruleset
+        self.choices = choices
+        self.budget = budget
+        self.demands = demands
+        self.var_demands = var_demands
+        self.factor = factor
+        self.memo: dict = {}
+        self.memo_hits = 0
+        self.runs = 0
+        self.peak = 0
+        self.plans: dict = {}
+        self.rolls_may_hide = getattr(ruleset, "rolls_may_hide", True)
+
+    def plan(self, proc) -> Plan:
+        plan = self.plans.get(proc.name)
+        if plan is None:
+            demand = self.demands.get(proc.name, ALL)
+            var_demands = self.var_demands.get(proc.name)
+            # a compiled ruleset does not change: plans are kept on it, per demand
+            kept = self.ruleset.__dict__.setdefault("_state_plans", {})
+            key = (proc.name, demand, id(var_demands))
+            found = kept.get(key)
+            if found is None or found[0] is not var_demands:
+                found = kept[key] = (var_demands, Plan(self.ruleset, proc, demand, var_demands))
+            plan = self.plans[proc.name] = found[1]
+        return plan
+
+    def distribution(self, proc, args: dict, given: list | None = None, depth: int = 0) -> dict:
+        """Every outcome of ``proc`` on ``args``: value -> (numerator, denominator), values projected to demand.
+
+        Values may hold independent lists (independent.py) when factoring is on.
+        """
+        plan = self.plan(proc)
+        dice = self._PathDice(list(given or []))
+        rt = Runtime(self.ruleset, dice, None, self.choices)
+        rt.call_hook = self._hook(rt)
+        rt.depth = depth + 1
+        outcomes: dict = {}
+        env = dict(args)
+        env[EMIT] = {}
+        states = [State(env, 1, 1, 0, rt.limits["steps"], ())]
+        if proc.fill_defaults is not None:
+            states = self._run(proc.fill_defaults, states, outcomes, rt, plan, True, False)
+        for name in plan.dead_params:
+            for st in states:
+                st.env[name] = DEAD
+        states = self._block(plan.body, states, outcomes, rt, plan)
+        for st in states:
+            self._outcome(outcomes, plan, result_value(None, st.env[EMIT]), st.num, st.den)
+        return outcomes
+
+    def _outcome(self, outcomes: dict, plan: Plan, value, num: int, den: int) -> None:
+        if plan.demand is not ALL:
+            value = project(value, plan.demand)
+        found = outcomes.get(value)
+        if found is None:
+            outcomes[value] = (num, den)
+        elif found[1] == den:
+            outcomes[value] = (found[0] + num, den)
+        else:
+            n, d = found[0] * den + num * found[1], found[1] * den
+            g = math.gcd(n, d)
+            outcomes[value] = (n // g, d // g)
+
+    def _hook(self, rt: Runtime):
+        from .odds import Replay, Stop, has_list_choices
+        memo = self.memo
+
+        def call(procedure, args, pos):
+            dice = rt.dice
+            if procedure.deterministic or dice.pending_given or has_list_choices(self.choices):
+                return rt.invoke(procedure, args)
+            key = (procedure.name, self._key(args))
+            dist = memo.get(key)
+            if dist is None:
+                found = self.distribution(procedure, args, depth=rt.depth + 1)
+                dist = sorted(((v, n, d) for v, (n, d) in found.items()), key=lambda x: -x[1] / x[2])
+                lazy = any(has_lazy(v) for v, _, _ in dist)
+                memo[key] = dist, lazy, None
+            else:
+                self.memo_hits += 1
+                dist, lazy, plain = memo[key]
+            if lazy:
+                if dice.lazy_ok:
+                    dice.got_lazy = True
+                else:      # this call's result is read at once: every concrete result, with its weight
+                    plain = memo[key][2]
+                    if plain is None:
+                        plain = _plain(dist)
+                        memo[key] = dist, lazy, plain
+                    dist = plain
+            value = dice.branch(dist)
+            if value.__class__ is Stop:
+                raise Replay(value)
+            return value
+        return call
+
+    # -- running statements over states
+    def _block(self, block: _Block, states: list, outcomes: dict, rt, plan: Plan) -> list:
+        cost = block.cost
+        for st in states:
+            st.steps -= cost
+            if st.steps < 0:
+                rt.out_of_steps(block.first)
+        for node in block.nodes:
+            if node.strict or node.attr:
+                states = self._concrete(states, node.strict, node.attr)
+            cls = node.__class__
+            if cls is _Leaf:
+                rt.dice.lazy_ok = node.lazy_ok and self.factor
+                states = self._run(node.fn, states, outcomes, rt, plan, node.writes, node.emits)
+                rt.dice.lazy_ok = False
+            elif cls is _If:
+                states = self._if(node, states, outcomes, rt, plan)
+            elif cls is _For:
+                states = self._for(node, states, outcomes, rt, plan)
+            else:
+                states = self._map(node, states, outcomes, rt, plan)
+            if not states:
+                return states
+            if len(states) > 1:
+                states = self._merge(states, node.key, node)
+        return states
+
+    def _concrete(self, states: list, strict, attr) -> list:
+        """States whose independent lists a node is about to read, expanded into plain values."""
+        out = None
+        for i, st in enumerate(states):
+            if not st.lazy:
+                if out is not None:
+                    out.append(st)
+                continue
+            env = st.env
+            need = [n for n in st.lazy if n in strict or (n in attr and env.get(n).__class__ is Independent)]
+            if not need:
+                if out is not None:
+                    out.append(st)
+                continue
+            if out is None:
+                out = states[:i]
+            rest = st.lazy.difference(need)
+            for combo in product(*(expand(env[n]) for n in need)):
+                e = env.copy()
+                p = Fraction(st.num, st.den)
+                for n, (v, q) in zip(need, combo):
+                    e[n] = v
+                    p *= q
+                out.append(State(e, p.numerator, p.denominator, st.given, st.steps, st.loops, rest, st.origin))
+        return states if out is None else out
+
+    def _run(self, fn, states, outcomes, rt, plan, writes, emits, collect=None) -> list:
+        """Run one closure on every state, every way its branch points can go (an odometer over them)."""
+        dice = rt.dice
+        out = []
+        stop = _stop
+        for st in states:
+            path: list = []
+            while True:
+                dice.given_used, dice.path, dice.at, dice.num, dice.den = st.given, path, 0, 1, 1
+                dice.got_lazy = False
+                rt.steps_left = st.steps
+                if writes:
+                    env = st.env.copy()
+                    if emits:
+                        env[EMIT] = env[EMIT].copy()
+                else:
+                    env = st.env
+                try:
+                    signal = fn(env, rt)
+                except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                    self._outcome(outcomes, plan, stop(e), st.num * dice.num, st.den * dice.den)
+                    signal = _STOPPED
+                self.runs += 1
+                if collect is not None:
+                    if signal is not _STOPPED:
+                        collect.append((signal, State(env, st.num * dice.num, st.den * dice.den, dice.given_used,
+                                                      rt.steps_left, st.loops, st.lazy, st.origin)))
+                elif signal is None:
+                    lazy = st.lazy
+                    if lazy or dice.got_lazy:
+                        lazy = frozenset(n for n, v in env.items() if n != EMIT and has_lazy(v))
+                    out.append(State(env, st.num * dice.num, st.den * dice.den, dice.given_used, rt.steps_left,
+                                     st.loops, lazy, st.origin))
+                elif signal is not _STOPPED:
+                    self._outcome(outcomes, plan, result_value(signal.value, env[EMIT]), st.num * dice.num,
+                                  st.den * dice.den)
+                if dice.at == 0 or not dice.advance():
+                    break
+        return out
+
+    def _if(self, node: _If, states, outcomes, rt, plan) -> list:
+        branches = node.branches
+
+        def which(env, rt_):
+            for i, (cond, pos, _) in enumerate(branches):
+                if cond is None:
+                    return i
+                c = cond(env, rt_)
+                if c is True:
+                    return i
+                if c is not False:
+                    truth(c, pos)
+            return -1
+        picked: list = []
+        self._run(which, states, outcomes, rt, plan, False, False, collect=picked)
+        groups: dict = {}
+        for i, st in picked:
+            groups.setdefault(i, []).append(st)
+        out = groups.pop(-1, [])
+        for i, group in groups.items():
+            out.extend(self._block(branches[i][2], group, outcomes, rt, plan))
+        return out
+
+    def _for(self, node: _For, states, outcomes, rt, plan) -> list:
+        source, var, pos = node.source, node.var, node.pos
+        limit = rt.limits["loop"]
+
+        def items_of(env, rt_):
+            items = source(env, rt_)
+            if not isinstance(items, tuple):
+                raise AdjudicationError(f"'for each' needs a list, not {type_name(items)} {show(items)}", pos)
+            if len(items) > limit:
+                raise LimitError(f"this loop would run {len(items)} times, more than the limit of {limit} "
+                                 "(limit 'loop')", pos)
+            return items
+        started: list = []
+        self._run(items_of, states, outcomes, rt, plan, False, False, collect=started)
+        active = []
+        for items, st in started:
+            st.loops = st.loops + ((items, 0),)
+            st.origin = st.origin + (-1,)
+            active.append(st)
+        acc = node.acc if self.factor else None
+        finished = []
+        while active:
+            round_ = []
+            parents = []
+            for st in active:
+                items, i = st.loops[-1]
+                if i >= len(items):
+                    st.loops, st.origin = st.loops[:-1], st.origin[:-1]
+                    finished.append(st)
+                    continue
+                env = st.env.copy()
+                env[var] = items[i]
+                lazy = st.lazy
+                if acc is not None:
+                    held = env.get(acc)
+                    if held.__class__ is tuple and held:
+                        held = env[acc] = Independent.of(held)
+                        lazy = lazy | {acc}
+                    parents.append(held)
+                round_.append(State(env, st.num, st.den, st.given, st.steps, st.loops[:-1] + ((items, i + 1),),
+                                    lazy, st.origin[:-1] + (len(round_),)))
+            if not round_:
+                break
+            active = self._block(node.body, round_, outcomes, rt, plan)
+            if acc is not None and active:
+                active = self._factor(active, acc, node.acc_key, parents)
+            if len(active) > 1:
+                active = self._merge(active, node.head_key, node)
+        if acc is not None:
+            for st in finished:     # nothing random went in: a plain list again
+                held = st.env.get(acc)
+                if held.__class__ is Independent:
+                    plain = held.fixed()
+                    if plain is not None:
+                        st.env[acc] = plain
+                        st.lazy = st.lazy - {acc}
+        return finished
+
+    def _factor(self, states: list, acc: str, names: tuple, parents: list) -> list:
+        """The states of one round that came from the same state and differ only in the item the round
+        appended to ``acc``: one state, whose list gains a factor (that item's distribution)."""
+        groups: dict = {}
+        out = []
+        for st in states:
+            origin = st.origin[-1]
+            if origin < 0:
+                out.append(st)
+                continue
+            groups.setdefault((origin, self._state_key(st, names)), []).append(st)
+        for (origin, _), members in groups.items():
+            if len(members) == 1:
+                out.extend(members)
+                continue
+            before = parents[origin]
+            items = []
+            for m in members:
+                held = m.env.get(acc)
+                if before.__class__ is tuple:     # was empty
+                    item = held[0] if held.__class__ is tuple and len(held) == 1 else _MISSING
+                elif held.__class__ is Independent and held.prev is before and len(held.factor) == 1:
+                    item = held.factor[0][0]
+                else:
+                    item = _MISSING
+                if item is _MISSING or holds_roll(item) or has_lazy(item):
+                    break
+                items.append((item, Fraction(m.num, m.den)))
+            else:
+                total = sum(p for _, p in items)
+                factor: dict = {}
+                for item, p in items:
+                    factor[item] = factor.get(item, 0) + p / total
+                first = members[0]
+                first.env[acc] = Independent(before if before.__class__ is Independent else None,
+                                             tuple(factor.items()))
+                first.num, first.den = total.numerator, total.denominator
+                first.lazy = first.lazy | {acc}
+                out.append(first)
+                continue
+            out.extend(members)
+        return out
+
+    def _map(self, node: _Map, states, outcomes, rt, plan) -> list:
+        """``list(f(x) for x in xs)``: an independent ``xs`` is mapped factor by factor; else run as written."""
+        out, plain = [], []
+        source, element, var, name = node.source, node.element, node.var, node.name
+        for st in states:
+            env = st.env
+            held = None
+            if node.source_name in st.lazy:
+                try:
+                    held = source(env, rt)
+                except Exception:
+                    held = None
+            if held.__class__ is not Independent:
+                plain.append(st)
+                continue
+            saved = env.get(var, _MISSING)
+
+            def image(item):
+                env[var] = item
+                return element(env, rt)
+            try:
+                rt.steps_left = st.steps
+                mapped = map_items(held, image)
+            except Exception:
+                plain.append(st)    # an item the element cannot take: expanded, it is an outcome of its own
+                continue
+            finally:
+                if saved is _MISSING:
+                    env.pop(var, None)
+                else:
+                    env[var] = saved
+            e = env.copy()
+            lazy = st.lazy
+            if node.is_emit:
+                e[EMIT] = e[EMIT].copy()
+                e[EMIT][name] = DEAD if node.dead else mapped
+            else:
+                e[name] = DEAD if node.dead else mapped
+                lazy = lazy | {name} if not node.dead else lazy - {name}
+            out.append(State(e, st.num, st.den, st.given, st.steps, st.loops, lazy, st.origin))
+        if plain:
+            plain = self._concrete(plain, {node.source_name}, set())
+            out.extend(self._run(node.fn, plain, outcomes, rt, plan, True, node.is_emit))
+        return out
+
+    def _state_key(self, st: State, names: tuple):
+        env = st.env
+        values = [env.get(n, _MISSING) for n in names]
+        emitted = env[EMIT]
+        if self.rolls_may_hide:
+            return (tuple([key_form(v) for v in values]), tuple([(k, key_form(v)) for k, v in emitted.items()]),
+                    st.given, st.loops)
+        return (tuple([v.frozen if v.__class__ is Roll else v for v in values]),
+                tuple([(k, v.frozen if v.__class__ is Roll else v) for k, v in emitted.items()]),
+                st.given, st.loops)
+
+    def _merge(self, states: list, names: tuple, node) -> list:
+        """States that agree on every live value (and loop position, given dice, wanted emits) become one."""
+        merged: dict = {}
+        state_key = self._state_key
+        for st in states:
+            key = state_key(st, names)
+            other = merged.get(key)
+            if other is None:
+                merged[key] = st
+            else:
+                if other.den == st.den:
+                    other.num += st.num
+                else:
+                    n, d = other.num * st.den + st.num * other.den, other.den * st.den
+                    g = math.gcd(n, d)
+                    other.num, other.den = n // g, d // g
+                if st.steps < other.steps:
+                    other.steps = st.steps
+                if other.origin != st.origin and other.origin:
+                    other.origin = other.origin[:-1] + (-1,)   # from two states: no longer one state's round
+                if st.lazy != other.lazy:
+                    other.lazy = other.lazy | st.lazy
+        count = len(merged)
+        if count > self.peak:
+            self.peak = count
+            if count > self.budget:
+                raise LimitError(f"exact odds would track more than {self.budget:,} live states ({count:,} at "
+                                 f"line {node.pos.line} of {node.pos.file})", node.pos,
+                                 hint=self.hint())
+        return list(merged.values())
+
+    def hint(self) -> str:
+        return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
+               "estimate, or raise --budget"
+
+
+def _plain(dist: list) -> list:
+    """A distribution with its independent lists expanded (for a caller that reads the result at once)."""
+    acc: dict = {}
+    for v, n, d in dist:
+        if has_lazy(v):
+            for w, q in expand(v):
+                acc[w] = acc.get(w, 0) + Fraction(n, d) * q
+        else:
+            acc[v] = acc.get(v, 0) + Fraction(n, d)
+    return sorted(((v, p.numerator, p.denominator) for v, p in acc.items()), key=lambda x: -x[1] / x[2])
+
+
+def _stop(e):
+    from .odds import stop_outcome
+    return stop_outcome(e)
