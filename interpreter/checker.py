@@ -57,7 +57,8 @@ class Checker:
             raise InputErrors(self.errors)
         for kind in ("tables", "stacks"):
             for name, thing in getattr(self.r, kind).items():
-                if name not in self.used[kind]:
+                if name not in self.used[kind] and not getattr(thing, "structure_unknown", False):
+                    # (a table of unknown structure is declared to record that the rulebook names it)
                     self.warnings.append(f"{thing.pos}: warning: {kind[:-1]} '{name}' is never used by a procedure")
         return self.warnings
 

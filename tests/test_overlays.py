@@ -247,6 +247,8 @@ def test_a_table_of_unknown_structure_stops_every_lookup_and_charts_say_so(cli, 
     assert "3 tables have rows or columns the rulebook does not show" in text   # the fixture has one too
     code, template, err = cli("charts", root, "--template")
     assert code == 0 and "- table: secret" in template and "replace:" in template
+    code, out, err = cli("check", root)
+    assert "'secret' is never used" not in out + err   # declared only to record that the rulebook names it
 
 
 def test_a_table_of_unknown_structure_may_be_replaced_by_a_chart_overlay(tmp_path):
