@@ -92,6 +92,19 @@ def _case_situation(case: Case):
         situation = situation_from(case.doc, case.path, own, ruleset)
     else:
         situation = situation_from(sit_doc, (), base, ruleset)
+    if "change_inputs" in data:
+        # only these inputs change: each keeps the position of the file it came from
+        from .inputs import coerce, procedure_schema
+        from .schema import validate_value
+        changes = data["change_inputs"] or {}
+        given = (data["inputs"] if "inputs" in data else base.get("inputs")) or {}
+        merged = {**given, **changes}
+        validate_value(merged, procedure_schema(ruleset, situation.procedure), case.doc, case.path + ("change_inputs",),
+                       "inputs")
+        for p in situation.procedure.params:
+            if p.name in changes:
+                situation.args[p.name] = coerce(ruleset, p.type, changes[p.name], case.doc,
+                                                case.path + ("change_inputs", p.name))
     dice_doc, dice_path = (case.doc, case.path) if "dice" in data else (sit_doc, ())
     situation.dice = list(data.get("dice", base.get("dice")) or [])
     situation.dice_positions = [dice_doc.at(dice_path + ("dice", i)) for i in range(len(situation.dice))]

@@ -267,3 +267,29 @@ def test_a_table_cannot_both_be_of_unknown_structure_and_list_rows(tmp_path):
     with pytest.raises(Exception) as e:
         load_ruleset(root)
     assert "more.yaml" in str(e.value) or "more.yaml" in errors_of(e.value)
+
+
+def test_a_case_may_change_some_inputs_of_the_situation_it_reuses(tmp_path):
+    from interpreter.testing import load_cases, run_case
+    root = write_ruleset(tmp_path, {"tests/changes.yaml": """ruleset: ..
+cases:
+  - id: longer
+    situation: ../situations/attack.yaml
+    change_inputs: {range: 8}
+    expect: {fp: 7/2}
+  - id: all-replaced
+    situation: ../situations/attack.yaml
+    inputs: {firers: [{id: A, counter: rifle}], target: [{id: X, counter: rifle}], range: 8}
+    expect: {fp: 2}
+  - id: bad-change
+    situation: ../situations/attack.yaml
+    change_inputs: {range: far}
+    expect: {fp: 2}
+"""})
+    cases = {c.id: c for c in load_cases(root / "tests" / "changes.yaml")}
+    longer = run_case(cases["longer"])
+    assert longer.passed, longer.problems      # the firers and target still come from the situation
+    assert run_case(cases["all-replaced"]).passed
+    with pytest.raises(InputErrors) as e:
+        run_case(cases["bad-change"])
+    assert "changes.yaml:13:28" in str(e.value) and "whole number" in str(e.value)
