@@ -35,6 +35,8 @@ def add_odds_commands(sub, overlay_option) -> None:
     overlay_option(s)
     s.add_argument("-n", "--runs", type=int, default=10_000, help="number of runs (default 10,000)")
     s.add_argument("--seed", type=int, help="seed (a random one is drawn and printed if not given)")
+    s.add_argument("--all-dice", action="store_true",
+                   help="ignore the dice listed in the situation and roll every die (as odds --all-dice)")
     _distribution_options(s, "estimated distribution, with standard errors")
     s.set_defaults(func=cmd_simulate)
 
@@ -63,6 +65,8 @@ def cmd_simulate(args) -> int:
     if args.runs < 1:
         raise InputError("--runs must be at least 1")
     s = load_situation(args.situation, tuple(args.overlays))
+    if args.all_dice:
+        s.dice, s.dice_positions = [], []
     report = simulate(s, args.runs, args.seed, args.by, progress=not args.json)
     title = f"simulation: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
     if args.json:

@@ -101,9 +101,12 @@ class _Procedure:
         """Record that expression ``e`` is used, needing ``demand`` of its value."""
         if demand is not ALL and not demand:
             # nothing of the value is needed, but a call in it still runs: its arguments
-            # (and so the fields of earlier results they carry) must be real values
-            if _has_call(e):
-                self.use(e, ALL)
+            # (and so the fields of earlier results they carry) must be real values; of the
+            # called procedure's own result nothing is needed
+            for call in _calls(e):
+                self.analysis.demand(call.procedure, frozenset())
+                for a in call.args:
+                    self.use(a.value, ALL)
             return
         match e:
             case ast.Literal() | None:
@@ -170,17 +173,18 @@ class _Procedure:
                     self._use_all(y)
 
 
-def _has_call(e) -> bool:
-    stack = [e]
+def _calls(e) -> list:
+    """The calls inside an expression."""
+    found, stack = [], [e]
     while stack:
         n = stack.pop()
         if isinstance(n, ast.Call):
-            return True
+            found.append(n)
         if isinstance(n, ast.Node):
             stack.extend(getattr(n, f) for f in n._fields if f != "pos")
         elif isinstance(n, (tuple, list)):
             stack.extend(n)
-    return False
+    return found
 
 
 class Analysis:

@@ -37,6 +37,9 @@ from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownC
 from .runtime import Runtime
 from .values import key_form
 
+QUICK_PATHS = 1_000
+"""Exact odds first try path by path up to this many paths (cheaper when there are few), then by states."""
+
 DEFAULT_BUDGET = 200_000
 """Most live states one exact enumeration keeps apart at any point (paths, without state merging)."""
 
@@ -252,9 +255,17 @@ class Report:
     memo_hits: int = 0
     states: int = 0       # exact odds by states: the most live states at any point
 
+    def needs_chart(self) -> Fraction:
+        """The share of outcomes that stop on a chart cell nobody has supplied (kept apart from results)."""
+        return exact_sum(p for label, p, _ in self.rows if label.startswith(NEEDS_CHART))
+
     def as_json(self) -> dict:
-        return {"exact": self.exact, "paths": self.paths, "states": self.states, "runs": self.runs, "seconds": round(self.seconds, 4),
-                "total": str(self.total),
+        needs = self.needs_chart()
+        return {"exact": self.exact, "paths": self.paths, "states": self.states, "runs": self.runs,
+                "seconds": round(self.seconds, 4), "total": str(self.total),
+                "needs_chart": {"share": float(needs), **({"fraction": str(needs)} if self.exact else {})},
+                "real_outcomes": {"share": float(1 - needs) if not self.exact else float(self.total - needs),
+                                  **({"fraction": str(self.total - needs)} if self.exact else {})},
                 "outcomes": [dict({"outcome": label, "share": float(p)},
                                   **({"fraction": str(p)} if self.exact else {"count": int(p * self.runs),
                                                                                 "standard_error": se}))
@@ -262,13 +273,14 @@ class Report:
 
 
 def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True,
-               merge_states: bool = True, factor: bool = True) -> Report:
+               merge_states: bool = True, factor: bool = True, quick_paths: int = QUICK_PATHS) -> Report:
     """Exact odds of a situation's outcomes grouped by ``by``.
 
     ``merge_states`` enumerates by live states (states.py): branches that reach the same live
     state merge. ``merge_unneeded`` merges sub-results that differ only in fields no grouping can
     see (demand.py). Turning either off gives the same answer, more slowly (the tests compare them);
-    with both off, every path through the dice is run (the budget then counts paths).
+    with both off, every path through the dice is run (the budget then counts paths). Up to
+    ``quick_paths`` paths are first tried one by one, which is cheaper when there are few.
     """
     start = time.perf_counter()
     ruleset = situation.ruleset
@@ -278,7 +290,17 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
         demands, var_demands = analyse(ruleset, situation.procedure.name, ALL if wanted is None else wanted)
     else:
         demands, var_demands = {}, {}
-    if merge_states and not has_list_choices(situation.choices):
+    dist, states = None, merge_states and not has_list_choices(situation.choices)
+    if states and quick_paths:
+        # few paths: running each is cheaper than tracking states (the answers are the same)
+        enum = Enumerator(ruleset, situation.choices, min(budget, quick_paths), demands)
+        try:
+            dist = enum.distribution(situation.procedure, situation.args, situation.dice)
+            work, peak = enum.paths, 0
+        except LimitError as e:
+            if "paths through the dice" not in e.message:
+                raise
+    if dist is None and states:
         from .states import StateEnumerator
         enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor)
         try:
@@ -289,7 +311,7 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
             raise
         dist = {v: Fraction(n, d) for v, (n, d) in found.items()}
         work, peak = enum.runs, enum.peak
-    else:
+    elif dist is None:
         enum = Enumerator(ruleset, situation.choices, budget, demands)
         dist = enum.distribution(situation.procedure, situation.args, situation.dice)
         work, peak = enum.paths, 0
@@ -375,10 +397,20 @@ def _bar(done: int, total: int, start: float) -> None:
     sys.stderr.flush()
 
 
+NEEDS_CHART = "needs chart"
+
+
 def render(report: Report, title: str, width: int = 30) -> str:
     lines = [title]
     label_w = min(60, max((len(r[0]) for r in report.rows), default=10))
-    for label, p, se in report.rows:
+    real = [r for r in report.rows if not r[0].startswith(NEEDS_CHART)]
+    gaps = [r for r in report.rows if r[0].startswith(NEEDS_CHART)]
+    rows = real + gaps
+    for i, (label, p, se) in enumerate(rows):
+        if gaps and i == len(real):
+            share = report.needs_chart()
+            lines.append(f"  -- needs an unknown chart cell: {float(share) * 100:.2f}%"
+                         + (f" ({share}) " if report.exact else " ") + "(not a result: supply the chart to resolve)")
         pct = float(p) * 100
         bar = "█" * int(round(pct / 100 * width))
         if report.exact:
@@ -388,12 +420,29 @@ def render(report: Report, title: str, width: int = 30) -> str:
     if report.exact:
         work = (f"{report.paths:,} statement runs, at most {report.states:,} live states" if report.states
                 else f"{report.paths:,} paths")
+        if gaps:
+            lines.insert(len(real) + 1, f"  real outcomes: {float(report.total - report.needs_chart()) * 100:.2f}%"
+                                        f" ({report.total - report.needs_chart()})")
         lines.append(f"  total {report.total} over {work} "
                      f"({report.memo_hits:,} shared sub-results), {report.seconds * 1000:.1f} ms")
     else:
         lines.append(f"  {report.runs:,} runs, seed {report.seed}, {report.seconds:.2f} s "
                      "(± is one standard error)")
     return "\n".join(lines)
+
+
+PLOTTED = 24
+"""Most bars of each kind drawn; the smaller outcomes are summed into one bar (their count in its label)."""
+
+
+def _plotted(all_rows: list, rows: list, prefix: str = "") -> list:
+    if len(rows) <= PLOTTED:
+        return rows
+    rest = rows[PLOTTED - 1:]
+    share = exact_sum(p for _, p, _ in rest)
+    se = None if rest[0][2] is None else math.sqrt(sum(x[2] ** 2 for x in rest))
+    return rows[:PLOTTED - 1] + [(f"{prefix}{len(rest)} other outcomes (each below {float(rest[0][1]) * 100:.1f}%)",
+                                  share, se)]
 
 
 def plot(report: Report, title: str, path: str) -> None:
@@ -403,16 +452,32 @@ def plot(report: Report, title: str, path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("--plot needs matplotlib: pip install 'umpire[plot]' (or pip install matplotlib)") from None
-    labels = [r[0] for r in report.rows][::-1]
-    shares = [float(r[1]) * 100 for r in report.rows][::-1]
     import textwrap
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.8))
-    bars = ax.barh(labels, shares, xerr=None if report.exact else [r[2] * 100 for r in report.rows][::-1])
+    import warnings
+    rows = _plotted(report.rows, [r for r in report.rows if not r[0].startswith(NEEDS_CHART)]) + \
+        _plotted(report.rows, [r for r in report.rows if r[0].startswith(NEEDS_CHART)], "needs chart: ")
+    labels = ["\n".join(textwrap.wrap(r[0], 90)) for r in rows][::-1]     # whole labels, wrapped, never cut
+    shares = [float(r[1]) * 100 for r in rows][::-1]
+    colours = ["#9a9a9a" if r[0].startswith(NEEDS_CHART) else "#3b75af" for r in rows][::-1]
+    lines_per_row = [label.count("\n") + 1 for label in labels]
+    fig, ax = plt.subplots(figsize=(10, 0.32 * sum(lines_per_row) + 0.2 * len(labels) + 2.0))
+    bars = ax.barh(range(len(labels)), shares, color=colours,
+                   xerr=None if report.exact else [r[2] * 100 for r in rows][::-1])
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    if any(r[0].startswith(NEEDS_CHART) for r in rows):
+        from matplotlib.patches import Patch
+        ax.legend(handles=[Patch(color="#3b75af", label="result"),
+                           Patch(color="#9a9a9a", label=f"needs an unknown chart cell "
+                                                        f"({float(report.needs_chart()) * 100:.1f}%)")],
+                  loc="lower right", fontsize=8)
     for bar, share in zip(bars, shares):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {share:.1f}%", va="center", fontsize=9)
     ax.set_xlim(0, max(shares + [1]) * 1.15)
     ax.set_xlabel("chance (%)" + ("" if report.exact else f", {report.runs:,} runs (bars: one standard error)"))
-    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path)
+    fig.suptitle("\n".join(textwrap.wrap(title, 100)), fontsize=10)   # the figure's width, not the axes'
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # a layout that cannot fit everything still draws; no noise
+        fig.tight_layout()
+        fig.savefig(path)
     plt.close(fig)

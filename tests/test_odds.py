@@ -138,8 +138,8 @@ def test_unordered_dice_only_when_the_procedure_cannot_tell_them_apart(tmp_path)
                                     "procedure total_low():\n    roll dr = DR\n    return dr.original <= 4\n",
                                     "situations/c.yaml": "ruleset: ..\nprocedure: colored_low\n",
                                     "situations/t.yaml": "ruleset: ..\nprocedure: total_low\n"})
-    c = exact_odds(situation(root / "situations/c.yaml"), [])
-    t = exact_odds(situation(root / "situations/t.yaml"), [])
+    c = exact_odds(situation(root / "situations/c.yaml"), [], quick_paths=0)
+    t = exact_odds(situation(root / "situations/t.yaml"), [], quick_paths=0)
     assert shares(c)["true"] == Fraction(1, 3) and c.states == 36     # live states after the roll
     assert shares(t)["true"] == Fraction(6, 36) and t.states == 21
     c = exact_odds(situation(root / "situations/c.yaml"), [], merge_states=False)
@@ -199,3 +199,24 @@ def test_a_call_whose_result_nobody_needs_still_gets_real_arguments(tmp_path):
         got = shares(exact_odds(s, by))
         assert not any(label.startswith("error") for label in got), got
         assert got == shares(exact_odds(s, by, merge_unneeded=False))
+
+
+def test_needs_chart_mass_has_its_own_subtotal(cli, tmp_path):
+    root = write_ruleset(tmp_path, {"situations/p.yaml":
+                                    "ruleset: ..\nprocedure: partial_read\ninputs: {roll: 5, letter: B}\n"})
+    code, out, err = cli("odds", root / "situations/p.yaml")
+    assert code == 0 and "needs an unknown chart cell: 100.00% (1)" in out and "real outcomes: 0.00% (0)" in out
+    code, out, err = cli("odds", root / "situations/p.yaml", "--json")
+    import json
+    data = json.loads(out)
+    assert data["needs_chart"]["fraction"] == "1" and data["real_outcomes"]["fraction"] == "0"
+
+
+def test_simulate_all_dice_rolls_the_dice_a_situation_fixes(cli, tmp_path):
+    root = write_ruleset(tmp_path, {})
+    code, fixed, err = cli("simulate", root / "situations/attack.yaml", "-n", "300", "--seed", "2", "--by", "result")
+    code2, free, err2 = cli("simulate", root / "situations/attack.yaml", "-n", "300", "--seed", "2", "--by", "result",
+                            "--all-dice")
+    assert code == code2 == 0
+    outcomes = lambda text: [line for line in text.splitlines() if line.strip().startswith("result=")]
+    assert len(outcomes(fixed)) == 1 and len(outcomes(free)) > 1
