@@ -274,3 +274,12 @@ def test_serving_beyond_loopback_needs_an_explicit_flag(cli):
     assert code == 2 and "--port" in err
     code, out, err = cli("serve", ROOT / "tests/fixtures/nothing-here")
     assert code == 2 and "error" in err
+
+
+def test_serving_on_a_port_in_use_says_so(cli):
+    import socket
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        code, out, err = cli("serve", ROOT / "rulesets/aslsk", "--port", busy.getsockname()[1])
+    assert code == 2 and "cannot listen on 127.0.0.1 port" in err and "--port" in err

@@ -155,6 +155,17 @@ def serve(rulesets: list, host: str = "127.0.0.1", port: int = 8000, allow_remot
                              "add --allow-remote if that is what you want")
         print(f"warning: serving on {host}: anyone who can reach this address can use the workbench "
               "(it reads only the rulesets you opened, but has no login)", file=sys.stderr)
+    import socket
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise InputError(f"cannot listen on {host} port {port}: {e.strerror or e}",
+                         hint="another program may be using the port: try --port with another number") from None
+    sock.listen(128)        # listening from here on: a browser opened now waits in the queue, never refused
     app = create_app(rulesets, workers, time_limit)
     app.state.pool.wait_ready()
     shown = f"[{host}]" if ":" in host else host
@@ -164,5 +175,5 @@ def serve(rulesets: list, host: str = "127.0.0.1", port: int = 8000, allow_remot
     if open_browser:
         import webbrowser
         webbrowser.open(url)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     return 0

@@ -158,11 +158,22 @@ def job_rulesets(ws: Workspace, params: dict) -> dict:
     out = []
     for rid, root in ws.roots.items():
         r = api.load_ruleset(root)
+        situations = ws.shipped(rid, "situations")
         out.append({"id": rid, "title": r.title, "source": r.source,
-                    "situations": list(ws.shipped(rid, "situations")),
+                    "situations": list(situations), "situation_titles": {n: _title(p) for n, p in situations.items()},
                     "house_rules": list(ws.shipped(rid, "house-rules")),
                     "procedures": len(r.procedures), "tables": len(r.tables)})
     return {"rulesets": out}
+
+
+def _title(path: Path) -> str | None:
+    from ..source import load_yaml
+    try:
+        data = load_yaml(path).data
+    except UmpireError:
+        return None
+    title = data.get("title") if isinstance(data, dict) else None
+    return str(title) if title else None
 
 
 def job_describe(ws: Workspace, params: dict) -> dict:

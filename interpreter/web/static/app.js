@@ -137,9 +137,11 @@ async function selectRuleset(rid) {
   state.overlays = [];
   state.userOverlays = [];
   const r = state.rulesets.find(x => x.id === rid);
-  $("#ruleset-title").textContent = r.source ? `${r.title} — from ${r.source}` : r.title;
+  $("#ruleset-title").textContent = r.title;
   const sel = $("#situation");
-  sel.replaceChildren(...r.situations.map(s => h("option", {value: s, text: s.replace(/\.ya?ml$/, "")})));
+  const titles = r.situation_titles || {};
+  sel.replaceChildren(...r.situations.map(s => h("option", {value: s, title: s,
+    text: titles[s] ? `${titles[s]}  ·  ${s.replace(/\.ya?ml$/, "")}` : s.replace(/\.ya?ml$/, "")})));
   sel.selectedIndex = 0;
   ["#out-resolve", "#out-odds", "#out-diff"].forEach(s => { $(s).hidden = true; });
   [$("#run-error"), $("#diff-error"), $("#chart-error")].forEach(clearError);
@@ -305,7 +307,7 @@ function valueView(v) {
   return h("dl", {class: "kv"}, Object.entries(v).map(([k, x]) => [h("dt", {text: k}), h("dd", {}, valueView(x))]));
 }
 
-const MARKS = {call: "▸", result: "=", refuse: "✕", modifier: "·", roll: "●", lookup: "▦", stack: "Σ", choose: "?"};
+const MARKS = {call: "", result: "=", refuse: "✕", modifier: "·", roll: "●", lookup: "▦", stack: "Σ", choose: "?"};
 
 function traceView(events, brief) {
   // events carry a depth; a step's sub-steps are the events after it that are deeper
@@ -316,7 +318,7 @@ function traceView(events, brief) {
     while (stack.length > 1 && stack[stack.length - 1].depth >= e.depth) stack.pop();
     const parent = stack[stack.length - 1].el;
     const line = h("span", {class: `ev ${e.kind}`},
-      h("span", {class: "mark", text: MARKS[e.kind] || "·"}),
+      MARKS[e.kind] === "" ? null : h("span", {class: "mark", text: MARKS[e.kind] || "·"}),
       e.cite ? h("span", {class: "cite", text: e.cite}) : null,
       h("span", {class: "t", text: e.text}),
       e.from ? h("span", {class: "from", text: `from ${e.from}`}) : null);
@@ -437,7 +439,7 @@ function drawOdds(d, heading) {
         d.exact ? h("span", {class: "frac", text: o.fraction}) :
           h("span", {class: "frac", text: `± ${(o.standard_error * 100).toFixed(2)}`})))));
   const stopBox = stops.length ? h("div", {class: "stops", "data-testid": "odds-stops"},
-    h("h3", {text: "Not a result: set apart"}),
+    h("h3", {text: `Not a result: ${pct(stops.reduce((a, o) => a + o.share, 0))} set apart`}),
     h("p", {class: "muted small", text: "These chances stop before a result. “needs chart” names a cell the rulebook does not print: fill it on the House rules & charts tab."}),
     h("div", {class: "chart"}, stops.map(o => h("div", {class: `bar-row stop ${o.stop.replace(" ", "-")}`},
       h("div", {class: "label", text: o.outcome}),
