@@ -144,9 +144,16 @@ def test_a_house_rule_shows_its_changes_and_the_shares_before_and_after(page):
     table = page.get_by_test_id("diff-table")
     expect(table).to_contain_text("rallied=true")
     expect(page.locator("#out-diff")).to_contain_text("desperation_morale")
-    row = table.locator("tr", has_text="rallied=true")
-    expect(row.locator("td").nth(1)).to_have_text("27.8%")
-    expect(row.locator("td").nth(2)).to_have_text("58.3%")
+    expected = cli_json("diff", ROOT / "rulesets/aslsk", "--with", ROOT / "rulesets/aslsk/house-rules/field-rally.yaml",
+                        "--situation", ROOT / "rulesets/aslsk/situations/rally_leader_dm.yaml", "--by", "rallied",
+                        "--json")
+    from fractions import Fraction
+    for o in expected["outcomes"]:
+        row = table.locator("tr", has_text=o["outcome"])
+        for column, key in ((1, "before"), (2, "after")):
+            share = float(Fraction(o[key]))
+            expect(row.locator("td").nth(column)).to_have_text(f"{share * 100:.{1 if share >= 0.1 or share == 0 else 2}f}%")
+    assert any(o["before"] != o["after"] for o in expected["outcomes"])
     page.click(".tabs button[data-tab=run]")
     expect(page.locator("#applied-overlays")).to_have_text("field-rally.yaml")
 
