@@ -154,12 +154,15 @@ def test_the_prefix_cache_changes_no_result():
     from interpreter.values import thaw
     root_dir = Path(__file__).resolve().parent.parent
     paths = sorted(root_dir.glob("rulesets/*/situations/*.yaml")) + [FIXTURE / "situations/attack.yaml"]
+    loaded = {}  # one load per ruleset and mode: the caches are per procedure and argument set, not per situation
     for path in paths:
         doc = load_yaml(path)
-        base = (path.parent / doc.data["ruleset"])
+        base = (path.parent / doc.data["ruleset"]).resolve()
         results = []
         for caching in (True, False):
-            r = _fresh(base, caching)
+            if (base, caching) not in loaded:
+                loaded[base, caching] = _fresh(base, caching)
+            r = loaded[base, caching]
             s = situation_from(doc, (), doc.data, r)
             dice = SeededDice(99)
             runs = []
