@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("test", help="run a ruleset's own test cases (the rulebook examples)",
                        description="Run every case in the ruleset's tests/*.yaml.")
-    t.add_argument("ruleset")
+    t.add_argument("ruleset", help="the ruleset folder, or one of its test files to run only that file's cases")
     overlay_option(t)
     t.add_argument("-k", dest="pattern", help="only cases whose id or title contains this text")
     t.add_argument("-v", "--verbose", action="store_true", help="list every case, not only failures")
@@ -263,9 +263,10 @@ def render_value(value, indent: str) -> list[str]:
 
 
 def cmd_test(args) -> int:
-    from .testing import collect, run_case
+    from .testing import collect, load_cases, run_case
     from .errors import ErrorCollector
-    cases = collect(args.ruleset)
+    target = Path(args.ruleset)
+    cases = load_cases(target) if target.is_file() else collect(target)
     for c in cases:
         c.overlays = c.overlays + tuple(args.overlays)
     if args.pattern:

@@ -77,3 +77,13 @@ def test_brief_trace_keeps_the_checkable_steps_and_drops_the_rest(cli):
     assert len(brief.splitlines()) < len(full.splitlines())
     assert "final DR 10, FP 19 -> column 16 -> NMC" in brief and "target_tem: +3" in brief
     assert "not applied" in full and "not applied" not in brief
+
+
+def test_test_runs_one_file_s_cases_when_given_a_test_file(cli):
+    path = ROOT / "rulesets/aslsk/tests/examples_pto.yaml"
+    code, out, err = cli("test", path)
+    assert code == 0, out + err
+    in_file = path.read_text().count("\n  - id:")
+    assert in_file > 0 and f"{in_file} passed, 0 failed" in out
+    code, out, err = cli("test", ROOT / "rulesets/aslsk/ruleset.yaml")   # not a test file: positioned errors
+    assert code == 2 and "ruleset.yaml:1:1" in err

@@ -190,7 +190,7 @@ class Worker:
                 commands = [["resolve", str(target), "--seed", "1"], ["resolve", str(target), "--json"],
                             ["odds", str(target), "--budget", "2000"]]
             elif kind == "tests":
-                commands = [["test", str(copy)]]
+                commands = [["test", str(target)]]        # the mutated file's own cases
             elif kind == "house-rules":
                 commands = [["check", str(copy), "--with", str(target)]]
             else:
