@@ -102,8 +102,14 @@ def test_resolving_a_shipped_situation_shows_what_the_cli_gives(page, rid):
     assert page.get_by_test_id("status").text_content() == {"ok": "result"}.get(expected["status"], expected["status"])
     trace = page.get_by_test_id("trace")
     assert trace.locator(".cite").count() > 0                 # each step with its rule citation
-    first_value = next(v for v in expected["result"].values() if isinstance(v, (int, str)) and not isinstance(v, bool))
-    expect(page.get_by_test_id("result")).to_contain_text(str(first_value))
+    def scalars(v):
+        if isinstance(v, dict):
+            return [x for y in v.values() for x in scalars(y)]
+        if isinstance(v, list):
+            return [x for y in v for x in scalars(y)]
+        return [v] if isinstance(v, (int, str)) and not isinstance(v, bool) else []
+    shown_text = page.get_by_test_id("result").text_content()
+    assert all(str(v) in shown_text for v in scalars(expected["result"])[:5])     # the values are on the page
 
 
 def test_odds_are_drawn_as_a_chart_with_unknown_cells_set_apart(page):
