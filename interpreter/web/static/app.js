@@ -538,18 +538,22 @@ function gridView(t, inputs) {
 
 // ---------------------------------------------------------------- the form built from the inputs schema
 
+let formRequest = 0;  // only the latest procedure choice may draw the form (answers can arrive out of order)
+
 async function buildForm(name) {
   const box = $("#form-fields");
+  const mine = ++formRequest;
   box.replaceChildren(h("p", {class: "muted", text: "loading…"}));
   try {
     const schema = await api("/api/schema", {ruleset: state.rid, procedure: name, overlays: state.overlays});
+    if (mine !== formRequest) return;
     const proc = state.info.procedures.find(p => p.name === name);
     $("#form-doc").textContent = proc ? [proc.doc, proc.cite && `[${proc.cite}]`].filter(Boolean).join(" ") : "";
     const defaults = Object.fromEntries((proc ? proc.params : []).map(p => [p.name, p.default]));
     const widget = objectWidget(schema, defaults, true);
     state.form = {name, widget};
     box.replaceChildren(widget.el);
-  } catch (e) { box.replaceChildren(); showError($("#run-error"), e); }
+  } catch (e) { if (mine === formRequest) { box.replaceChildren(); showError($("#run-error"), e); } }
 }
 
 function widgetFor(schema, label, placeholder) {
