@@ -41,10 +41,10 @@ def _same_every_way(s, by, variants=True):
     """
     options = [{}, {"factor": False}] + ([{"merge_unneeded": False}] if not by else []) if variants else [{}]
     try:
-        reference = shares(exact_odds(s, by, budget=20_000, merge_states=False))
+        reference = shares(exact_odds(s, by, budget=REFERENCE_PATHS, merge_states=False))
     except LimitError:
         try:
-            reference = shares(exact_odds(s, by, budget=20_000, quick_paths=0, factor=False, merge_unneeded=False))
+            reference = shares(exact_odds(s, by, budget=REFERENCE_PATHS, quick_paths=0, factor=False, merge_unneeded=False))
         except LimitError:
             pytest.skip("too many paths and states for a reference enumeration")
         options = [{}]
@@ -58,6 +58,11 @@ def _same_every_way(s, by, variants=True):
         assert got == reference, (by, o)
 
 
+# The reference runs every path on its own: above this many it is skipped, so the suite stays within
+# CI's time on two cores (the closed-form and small-ruleset tests below cover large questions).
+REFERENCE_PATHS = 2_000
+
+
 @pytest.mark.parametrize("path", _situations())
 @pytest.mark.parametrize("dice", ["free", "given"])
 def test_states_give_the_path_distributions_on_every_shipped_situation(path, dice):
@@ -65,7 +70,7 @@ def test_states_give_the_path_distributions_on_every_shipped_situation(path, dic
     if dice == "free":
         s.dice, s.dice_positions = [], []
     fields = _fields(s)
-    for f in [None] + (fields if "fixtures" in str(path) or path.stem in FIELD_BY_FIELD else fields[:2]):
+    for f in [None] + (fields if "fixtures" in str(path) or path.stem in FIELD_BY_FIELD else fields[:1]):
         try:
             _same_every_way(s, [f] if f else [])
         except InputError:
@@ -77,8 +82,10 @@ def _cases():
     from interpreter.testing import collect
     out = []
     for root in RULESETS + [FIXTURE]:
-        for case in collect(root):
-            out.append(pytest.param(case, id=f"{root.name}/{case.id}"))
+        # every third case of a shipped ruleset (all of the fixture's): the whole set takes too long for CI
+        for i, case in enumerate(collect(root)):
+            if root == FIXTURE or i % 3 == 0:
+                out.append(pytest.param(case, id=f"{root.name}/{case.id}"))
     return out
 
 
