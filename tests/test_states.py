@@ -63,6 +63,7 @@ def _same_every_way(s, by, variants=True):
 REFERENCE_PATHS = 500
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _situations())
 @pytest.mark.parametrize("dice", ["free", "given"])
 def test_states_give_the_path_distributions_on_every_shipped_situation(path, dice):
@@ -89,6 +90,7 @@ def _cases():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", _cases())
 def test_states_give_the_path_distributions_on_every_test_case(case):
     from interpreter.testing import _case_situation
