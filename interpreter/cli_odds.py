@@ -42,33 +42,32 @@ def add_odds_commands(sub, overlay_option) -> None:
 
 
 def cmd_odds(args) -> int:
-    from .api import load_situation
-    from .odds import DEFAULT_BUDGET, exact_odds, plot, render
-    s = load_situation(args.situation, tuple(args.overlays))
-    if args.all_dice:
-        s.dice, s.dice_positions = [], []
-    report = exact_odds(s, args.by, args.budget or DEFAULT_BUDGET)
-    title = f"exact odds: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
-    if args.json:
-        from .api import report_json
-        print(json.dumps(report_json(report, s, args.by), indent=2))
-    else:
-        print(render(report, title))
-    if args.plot:
-        plot(report, title, args.plot)
-    return 0
+    from .odds import DEFAULT_BUDGET, exact_odds
+    s = _situation(args)
+    return _show(exact_odds(s, args.by, args.budget or DEFAULT_BUDGET), s, args, "exact odds")
 
 
 def cmd_simulate(args) -> int:
-    from .api import load_situation
-    from .odds import plot, render, simulate
+    from .odds import simulate
     if args.runs < 1:
         raise InputError("--runs must be at least 1")
+    s = _situation(args)
+    return _show(simulate(s, args.runs, args.seed, args.by, progress=not args.json), s, args, "simulation")
+
+
+def _situation(args):
+    """The situation named on the command line, with its given dice dropped under --all-dice."""
+    from .api import load_situation
     s = load_situation(args.situation, tuple(args.overlays))
     if args.all_dice:
         s.dice, s.dice_positions = [], []
-    report = simulate(s, args.runs, args.seed, args.by, progress=not args.json)
-    title = f"simulation: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
+    return s
+
+
+def _show(report, s, args, kind: str) -> int:
+    """One report as a table or JSON, and as a plot when asked: the same for odds and simulate."""
+    from .odds import plot, render
+    title = f"{kind}: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
     if args.json:
         from .api import report_json
         print(json.dumps(report_json(report, s, args.by), indent=2))
