@@ -130,4 +130,28 @@ def cmd_diff(args) -> int:
     data = overlay_diff(args.ruleset, tuple(args.overlays), args.situation, args.by, args.keep_dice)
     if args.json:
         print(json.dumps(data, indent=2))
-        return 0
+    else:
+        print(diff_text(data, args.situation, args.by))
+    return 0
+
+
+def diff_text(data: dict, situation, by) -> str:
+    """The plain-text form of ``overlay_diff``'s answer: changes by group, then outcome shares before and after."""
+    lines = []
+    for group in ("tables", "stacks", "procedures", "catalogues"):
+        if group in data["changes"]:
+            lines.append(f"{group}:")
+            lines += [f"  {c['name']}: {c['change']}   ({c['from']})" for c in data["changes"][group]]
+    if not lines:
+        lines.append("the overlays change nothing")
+    if "outcomes" in data:
+        from fractions import Fraction
+        rows = data["outcomes"]
+        width = min(60, max((len(r["outcome"]) for r in rows), default=10))
+        lines.append(f"\noutcomes of {situation}" + (f" (by {', '.join(by)})" if by else "") + ":")
+        lines.append(f"  {'outcome':<{width}}  {'before':>8}  {'after':>8}  {'change':>8}")
+        for r in rows:
+            before, after = float(Fraction(r["before"])), float(Fraction(r["after"]))
+            lines.append(f"  {r['outcome']:<{width}}  {before * 100:7.2f}%  {after * 100:7.2f}%  "
+                         f"{(after - before) * 100:+7.2f}")
+    return "\n".join(lines)

@@ -154,6 +154,20 @@ def test_diff_lists_changes_and_outcome_shift(cli, tmp_path):
     assert any(r["change"] != 0 for r in data["outcomes"])
 
 
+
+def test_diff_without_json_prints_the_changes_and_the_outcome_table(cli, tmp_path):
+    o = overlay(tmp_path, "  - stack: drm\n    modify: terrain\n    set: {value: 3}\n")
+    root = write_ruleset(tmp_path, {"situations/s.yaml": "ruleset: ..\nprocedure: attack\ninputs:\n"
+                                    "  firers: [{id: A, counter: rifle}]\n  target: [{id: X, counter: rifle, terrain: woods}]\n"
+                                    "  range: 1\n"})
+    o2 = tmp_path / "o2.yaml"
+    o2.write_text(o.read_text())
+    code, out, err = cli("diff", root, "--with", o2, "--situation", root / "situations/s.yaml", "--by", "result")
+    assert code == 0, err
+    assert out.startswith("stacks:\n  drm: ")
+    assert "outcomes of " in out and "before" in out and "after" in out
+    assert "%" in out.split("outcomes of ")[1]
+
 # ---- umpire set ---------------------------------------------------------------------------
 
 def test_set_changes_one_value_and_keeps_every_other_byte(cli, tmp_path):
