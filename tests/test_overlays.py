@@ -138,13 +138,19 @@ def test_charts_lists_unknown_cells_and_template_is_a_valid_overlay(cli, tmp_pat
     assert r.tables["partial"].lookup(0, "B")[0] == 7
 
 
-def test_diff_lists_changes_and_outcome_shift(cli, tmp_path):
+def terrain_drm_house_rule(tmp_path):
+    """A ruleset with one situation and an overlay that changes the terrain DRM (for ``umpire diff``)."""
     o = overlay(tmp_path, "  - stack: drm\n    modify: terrain\n    set: {value: 3}\n")
     root = write_ruleset(tmp_path, {"situations/s.yaml": "ruleset: ..\nprocedure: attack\ninputs:\n"
                                     "  firers: [{id: A, counter: rifle}]\n  target: [{id: X, counter: rifle, terrain: woods}]\n"
                                     "  range: 1\n"})
     o2 = tmp_path / "o2.yaml"
     o2.write_text(o.read_text())
+    return root, o2
+
+
+def test_diff_lists_changes_and_outcome_shift(cli, tmp_path):
+    root, o2 = terrain_drm_house_rule(tmp_path)
     code, out, err = cli("diff", root, "--with", o2, "--situation", root / "situations/s.yaml", "--by", "result",
                          "--json")
     assert code == 0, err
@@ -156,12 +162,7 @@ def test_diff_lists_changes_and_outcome_shift(cli, tmp_path):
 
 
 def test_diff_without_json_prints_the_changes_and_the_outcome_table(cli, tmp_path):
-    o = overlay(tmp_path, "  - stack: drm\n    modify: terrain\n    set: {value: 3}\n")
-    root = write_ruleset(tmp_path, {"situations/s.yaml": "ruleset: ..\nprocedure: attack\ninputs:\n"
-                                    "  firers: [{id: A, counter: rifle}]\n  target: [{id: X, counter: rifle, terrain: woods}]\n"
-                                    "  range: 1\n"})
-    o2 = tmp_path / "o2.yaml"
-    o2.write_text(o.read_text())
+    root, o2 = terrain_drm_house_rule(tmp_path)
     code, out, err = cli("diff", root, "--with", o2, "--situation", root / "situations/s.yaml", "--by", "result")
     assert code == 0, err
     assert out.startswith("stacks:\n  drm: ")
