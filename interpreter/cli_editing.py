@@ -64,6 +64,10 @@ def validate_file_text(file: str, text: str) -> None:
         raise IE("cannot tell what kind of Umpire file this is", doc.at(()))
     validate(doc, kind)
     root = next((p for p in [path.parent, path.parent.parent] if (p / "ruleset.yaml").is_file()), None)
+    if kind == "situation":   # as resolve reads it: ruleset, procedure, inputs, choices, then the given dice
+        from .api import load_situation, run_situation
+        situation = load_situation(file, text=text)
+        run_situation(situation, seed=0, trace=False)   # a bad die is an InputError; an adjudication may stop
     if kind in ("ruleset", "tables", "stacks", "catalogues") and root is not None:
         with tempfile.TemporaryDirectory() as tmp:
             copy = Path(tmp) / root.name

@@ -4,7 +4,26 @@ from __future__ import annotations
 
 import json
 
+from .cli import positive_int
 from .errors import InputError
+
+PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
+def plot_path(text: str) -> str:
+    """An argparse type for --plot: a known image format in a folder that exists (checked before any work)."""
+    import argparse
+    from pathlib import Path
+    p = Path(text)
+    if p.suffix.lower() not in PLOT_FORMATS:
+        raise argparse.ArgumentTypeError(f"'{text}' does not end in {', '.join(PLOT_FORMATS)}; "
+                                         "the file name says which image format to write")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"the folder '{folder}' does not exist")
+    if p.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' is a folder")
+    return text
 
 
 def _distribution_options(p, what: str) -> None:
@@ -13,7 +32,8 @@ def _distribution_options(p, what: str) -> None:
                    help="group by a result field (result, units.G1.state) or an expression over the result's fields "
                         "('count(u for u in units if u.state == \"broken\")'); repeatable; default: the whole result")
     p.add_argument("--json", action="store_true", help=f"print the {what} as JSON")
-    p.add_argument("--plot", metavar="FILE.png", help="draw it as a bar chart (needs matplotlib)")
+    p.add_argument("--plot", metavar="FILE.png", type=plot_path,
+                   help="draw it as a bar chart (needs matplotlib); .png, .svg or .pdf")
 
 
 def add_odds_commands(sub, overlay_option) -> None:
@@ -25,7 +45,7 @@ def add_odds_commands(sub, overlay_option) -> None:
     _distribution_options(o, "exact distribution")
     o.add_argument("--all-dice", action="store_true",
                    help="ignore the dice listed in the situation and enumerate every roll")
-    o.add_argument("--budget", type=int, default=None,
+    o.add_argument("--budget", type=positive_int, default=None,
                    help="most live states to keep apart at any point before refusing (default 200,000)")
     o.set_defaults(func=cmd_odds)
 
@@ -33,7 +53,7 @@ def add_odds_commands(sub, overlay_option) -> None:
                        description="Run the situation many times with seeded dice and count each outcome.")
     s.add_argument("situation")
     overlay_option(s)
-    s.add_argument("-n", "--runs", type=int, default=10_000, help="number of runs (default 10,000)")
+    s.add_argument("-n", "--runs", type=positive_int, default=10_000, help="number of runs (default 10,000)")
     s.add_argument("--seed", type=int, help="seed (a random one is drawn and printed if not given)")
     s.add_argument("--all-dice", action="store_true",
                    help="ignore the dice listed in the situation and roll every die (as odds --all-dice)")
@@ -49,8 +69,6 @@ def cmd_odds(args) -> int:
 
 def cmd_simulate(args) -> int:
     from .odds import simulate
-    if args.runs < 1:
-        raise InputError("--runs must be at least 1")
     s = _situation(args)
     return _show(simulate(s, args.runs, args.seed, args.by, progress=not args.json), s, args, "simulation")
 
@@ -74,5 +92,8 @@ def _show(report, s, args, kind: str) -> int:
     else:
         print(render(report, title))
     if args.plot:
-        plot(report, title, args.plot)
+        try:
+            plot(report, title, args.plot)
+        except OSError as e:
+            raise InputError(f"cannot write the plot to {args.plot}: {e.strerror or e}") from None
     return 0

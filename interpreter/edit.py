@@ -5,12 +5,20 @@ event parser (which knows each scalar's exact start and end offsets), splices
 the new text in, and validates the whole result before writing. Comments,
 key order, quoting style, blank lines: every byte outside the replaced
 scalar stays as it was. If the new file would be invalid, nothing is written.
+
+The file is checked as its kind is used: a ruleset file with its whole ruleset, a
+situation as ``resolve`` reads it (procedure, inputs, choices and given dice). The
+write is atomic (a temporary file in the same folder, renamed over the original,
+with the original's permissions), so an interrupted ``set`` never leaves half a file.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
+import tempfile
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -138,8 +146,11 @@ def set_value(file: str, path_text: str, value_text: str, validate_fn) -> tuple[
     Returns (old text, new text) of the scalar. Nothing is written when validation fails.
     """
     p = Path(file)
-    raw = p.read_bytes()
-    text = raw.decode("utf-8")
+    raw = _read(p)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{file} is not UTF-8 text ({e.reason} at byte {e.start})") from None
     start, end, style = locate_scalar(text, parse_path(path_text), file)
     old = text[start:end]
     if style in ("|", ">"):
@@ -153,6 +164,61 @@ def set_value(file: str, path_text: str, value_text: str, validate_fn) -> tuple[
     new_text = text[:start] + new_scalar + text[end:]
     validate_fn(new_text)
     # keep the file's own line endings and encoding: only the scalar's bytes change
-    p.write_bytes(raw[:len(text[:start].encode("utf-8"))] + new_scalar.encode("utf-8")
-                  + raw[len(text[:end].encode("utf-8")):])
+    write_atomically(p, raw[:len(text[:start].encode("utf-8"))] + new_scalar.encode("utf-8")
+                     + raw[len(text[:end].encode("utf-8")):])
     return old, new_scalar
+
+
+def _read(p: Path) -> bytes:
+    """A file's bytes for editing; missing files, folders, unreadable or oversized files are plain errors."""
+    from .source import MAX_FILE_BYTES
+    try:
+        info = p.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(f"expected a file but found a folder: {p}")
+        if info.st_size > MAX_FILE_BYTES:
+            raise InputError(f"{p} is {info.st_size:,} bytes, more than the limit of {MAX_FILE_BYTES:,} bytes for "
+                             "one Umpire file (limit 'file size')")
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"no such file: {p}") from None
+    except PermissionError:
+        raise InputError(f"cannot read {p}: permission denied") from None
+    except OSError as e:
+        raise InputError(f"cannot read {p}: {e.strerror or e}") from None
+
+
+def write_atomically(p: Path, data: bytes) -> None:
+    """Replace a file's content all at once: a temporary file in the same folder, renamed over it.
+
+    The file keeps its permissions; a read-only file is refused rather than replaced, and a
+    symbolic link is followed (the file it points to changes, the link stays).
+    """
+    target = p.resolve()
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError as e:
+        raise InputError(f"cannot write {p}: {e.strerror or e}") from None
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise InputError(f"{p} is read-only; nothing was written", hint="make it writable first (chmod u+w)")
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+        tmp = None
+    except PermissionError:
+        raise InputError(f"cannot write {p}: permission denied (the folder must be writable too, for the "
+                         "temporary file the change is written to first); nothing was written") from None
+    except OSError as e:
+        raise InputError(f"cannot write {p}: {e.strerror or e}; nothing was written") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

@@ -52,6 +52,9 @@ KEYWORDS = ["if", "else", "elif", "for", "each", "in", "not", "and", "or", "with
             "call", "lookup", "apply", "locate", "let", "set", "roll", "return", "note", "fail", "refuse",
             "choose", "from", "default", "by", "procedure", "cite", "emit"]
 
+ODDS_BUDGET = 1000
+"""Paths each odds run may take: enough to reach every kind of outcome, small enough for many mutants."""
+
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
@@ -187,8 +190,8 @@ class Worker:
         target.write_text(text, encoding="utf-8", errors="surrogatepass")
         try:
             if kind in ("situations",):
-                commands = [["resolve", str(target), "--seed", "1"], ["resolve", str(target), "--json"],
-                            ["odds", str(target), "--budget", "2000"]]
+                commands = [["resolve", str(target), "--explain", "--seed", "1"],
+                            ["odds", str(target), "--budget", str(ODDS_BUDGET), "--json"]]
             elif kind == "tests":
                 commands = [["test", str(target)]]        # the mutated file's own cases
             elif kind == "house-rules":
@@ -199,7 +202,7 @@ class Worker:
                 if situations:
                     s = situations[hash(text) % len(situations)]
                     commands.append(["resolve", str(s), "--explain", "--seed", "1"])
-                    commands.append(["odds", str(s), "--budget", "2000"])
+                    commands.append(["odds", str(s), "--budget", str(ODDS_BUDGET)])
             results = []
             for cmd in commands:
                 code = self.call(cmd)
@@ -235,7 +238,7 @@ class Worker:
 
 
 def run_worker(seed: int, count: int, timeout: float, save: str | None, memory_limit: int,
-               kinds: tuple = KINDS) -> dict:
+               kinds: tuple = KINDS, progress: bool = False) -> dict:
     """Run ``count`` mutants; returns counts, failures and this process's peak memory."""
     before = resource.getrlimit(resource.RLIMIT_AS)
     if memory_limit:   # the soft limit only, put back at the end (an in-process run must not leave it behind)
@@ -272,6 +275,9 @@ def _run_worker(seed: int, count: int, timeout: float, save: str | None, kinds: 
             stats["by_kind"][kind] = stats["by_kind"].get(kind, 0) + 1
             for cmd, code in results:
                 stats["exit_codes"][str(code)] = stats["exit_codes"].get(str(code), 0) + 1
+            if progress and (n + 1) % 1000 == 0:
+                print(f"worker {seed}: {n + 1} mutants, {stats['internal']} internal errors, "
+                      f"{stats['timeouts']} time-outs", file=sys.stderr, flush=True)
             bad = [(cmd, code) for cmd, code in results if code in (3, "timeout")]
             if bad:
                 cmd, code = bad[0]
@@ -289,16 +295,16 @@ def _run_worker(seed: int, count: int, timeout: float, save: str | None, kinds: 
 
 
 def fuzz(count: int, jobs: int = 1, seed: int = 0, timeout: float = 5.0, save: str | None = None,
-         memory_limit: int = 2 << 30, kinds: tuple = KINDS) -> dict:
+         memory_limit: int = 2 << 30, kinds: tuple = KINDS, progress: bool = False) -> dict:
     """Run ``count`` mutants over ``jobs`` processes and sum their reports."""
     start = time.time()
     if jobs <= 1:
-        parts = [run_worker(seed, count, timeout, save, memory_limit, kinds)]
+        parts = [run_worker(seed, count, timeout, save, memory_limit, kinds, progress)]
     else:
         import multiprocessing
         share = [count // jobs + (1 if i < count % jobs else 0) for i in range(jobs)]
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            parts = pool.starmap(run_worker, [(seed * 1000 + i, share[i], timeout, save, memory_limit, kinds)
+            parts = pool.starmap(run_worker, [(seed * 1000 + i, share[i], timeout, save, memory_limit, kinds, progress)
                                               for i in range(jobs)])
     total = {"mutants": 0, "internal": 0, "timeouts": 0, "slowest_seconds": 0.0, "exit_codes": {}, "by_kind": {},
              "failures": [], "peak_rss_mb": 0.0}
@@ -326,7 +332,8 @@ def main() -> int:
     ap.add_argument("--save", help="folder to save failing mutants in")
     ap.add_argument("--kind", action="append", choices=KINDS, help="only mutants of these kinds of file")
     args = ap.parse_args()
-    report = fuzz(args.mutants, args.jobs, args.seed, args.timeout, args.save, kinds=tuple(args.kind or KINDS))
+    report = fuzz(args.mutants, args.jobs, args.seed, args.timeout, args.save, kinds=tuple(args.kind or KINDS),
+                  progress=True)
     print(json.dumps(report, indent=2))
     return 1 if report["internal"] or report["timeouts"] else 0
 
