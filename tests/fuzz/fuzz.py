@@ -244,12 +244,12 @@ def run_worker(seed: int, count: int, timeout: float, save: str | None, memory_l
     if memory_limit:   # the soft limit only, put back at the end (an in-process run must not leave it behind)
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, before[1]))
     try:
-        return _run_worker(seed, count, timeout, save, kinds)
+        return _run_worker(seed, count, timeout, save, kinds, progress)
     finally:
         resource.setrlimit(resource.RLIMIT_AS, before)
 
 
-def _run_worker(seed: int, count: int, timeout: float, save: str | None, kinds: tuple) -> dict:
+def _run_worker(seed: int, count: int, timeout: float, save: str | None, kinds: tuple, progress: bool) -> dict:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     signal.signal(signal.SIGPROF, _alarm)
     rng = random.Random(seed)
