@@ -26,7 +26,7 @@ from typing import Any, Callable
 from . import syntax as ast
 from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, cached_body, plan
 from .dice import DiceKind, literal_kind
-from .errors import AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
+from .errors import InputError, AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
 from .functions import AGGREGATES, BUILTINS  # noqa: F401  (AGGREGATES: importable from here too)
 from .model import Procedure, Ruleset, Stack
 from .names import free_names, roll_names
@@ -226,7 +226,8 @@ class Compiler:
             kind = dataclasses.replace(kind, ordered=False)
         limit = self.ruleset.limits["dice"]
         if kind.count > limit:
-            raise LimitError(f"this roll uses {kind.count} dice, more than the limit of {limit} (limit 'dice')", s.pos)
+            raise InputError(f"this roll uses {kind.count} dice, more than the limit of {limit} (limit 'dice')", s.pos,
+                             hint="raise limits.dice in ruleset.yaml if the rules really need more")
         modifier = self.expr(s.modifier) if s.modifier is not None else None
         name, names, pos, label = s.name, kind.names, s.pos, kind.describe()
 

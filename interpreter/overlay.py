@@ -287,7 +287,7 @@ def _add_procedures(r: Ruleset, doc, path, c, touched, log) -> None:
     import textwrap
     text = textwrap.dedent(c["add_procedures"])
     first = next((l for l in c["add_procedures"].splitlines() if l.strip()), "")
-    indent = len(first) - len(first.lstrip())
+    indent = len(first) - len(first.lstrip()) + doc.block_indent(path + ("add_procedures",))
     procedures = parse_module(text, spos.file, Position(spos.file, spos.line + 1, indent + 1), indent)
     for p in procedures:
         if p.name in r.procedures:
@@ -315,7 +315,9 @@ def _procedure_change(r: Ruleset, doc, path, c, touched, log) -> None:
         if "steps" not in c:
             raise InputError(f"{action} needs the new statements under steps:", doc.at(path))
         spos = doc.at(path + ("steps",))
-        steps = parse_steps(c["steps"], Position(spos.file, spos.line + 1, spos.column))
+        block = doc.block_indent(path + ("steps",))
+        steps = parse_steps(c["steps"], Position(spos.file, spos.line + 1, block + 1) if block else
+                            Position(spos.file, spos.line, spos.column), block)
     labels = _labels(proc.syntax.body)
     if label not in labels:
         raise InputError(f"procedure '{name}' has no step labelled @{label}", doc.at(path + (action,)),

@@ -94,12 +94,12 @@ def parse_module(text: str, file: str, where: Position | None = None, indent: in
     return _transform(tree, locate)
 
 
-def parse_steps(text: str, where: Position) -> tuple:
-    """Parse procedure statements written in an overlay (a YAML block scalar)."""
+def parse_steps(text: str, where: Position, indent: int = 0) -> tuple:
+    """Parse procedure statements written in an overlay (a YAML block scalar indented ``indent`` in its file)."""
     import textwrap
     body = textwrap.dedent(text)
     first = next((l for l in text.splitlines() if l.strip()), "")
-    indent = len(first) - len(first.lstrip())
+    indent += len(first) - len(first.lstrip())
     locate = _Locator(where, indent)
     _refuse_tab_indentation(body, locate)
     tree = _parse(body if body.endswith("\n") else body + "\n", "steps", locate)

@@ -52,6 +52,17 @@ class Document:
     positions: dict[PathKey, Position] = field(default_factory=dict)
     key_positions: dict[PathKey, Position] = field(default_factory=dict)
     text_offsets: dict[PathKey, int] = field(default_factory=dict)
+    text: str = ""
+
+    def block_indent(self, path: PathKey) -> int:
+        """How far a block scalar's lines (``key: |``) are indented in the file (YAML strips it; 0 otherwise)."""
+        if self.text_offsets.get(tuple(path)) != -1:
+            return 0
+        lines = self.text.splitlines()
+        for line in lines[self.at(path).line:]:
+            if line.strip():
+                return len(line) - len(line.lstrip(" "))
+        return 0
 
     def at(self, path: PathKey = ()) -> Position:
         """The position of the value at ``path`` (or of its nearest known parent)."""
@@ -142,7 +153,7 @@ def load_yaml(path: Path | str, text: str | None = None) -> Document:
         mark = getattr(e, "problem_mark", None)
         raise InputError(f"YAML syntax: {getattr(e, 'problem', None) or e}",
                          _mark_position(file, mark) if mark else Position(file, 1, 1)) from None
-    doc = Document(file, None)
+    doc = Document(file, None, text=text)
     doc.positions[()] = Position(file, 1, 1)
     doc.data = _Builder(doc).plain(node, ()) if node is not None else None
     return doc

@@ -52,7 +52,7 @@ KEYWORDS = ["if", "else", "elif", "for", "each", "in", "not", "and", "or", "with
             "call", "lookup", "apply", "locate", "let", "set", "roll", "return", "note", "fail", "refuse",
             "choose", "from", "default", "by", "procedure", "cite", "emit"]
 
-ODDS_BUDGET = 1000
+ODDS_BUDGET = 300
 """Paths each odds run may take: enough to reach every kind of outcome, small enough for many mutants."""
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -148,10 +148,19 @@ class Worker:
 
     def _memoise_unchanged_files(self, loader) -> None:
         """Parse each unchanged shipped file once: only the mutant is read afresh (a speed-up, nothing else)."""
-        load_yaml, parse_module, read_text = loader.load_yaml, loader.parse_module, loader.read_text
+        load_yaml, parse_module, read_text, validate = loader.load_yaml, loader.parse_module, loader.read_text, \
+            loader.validate
         docs: dict = {}
         modules: dict = {}
+        valid: set = set()
         originals = self.originals
+
+        def cached_validate(doc, kind):
+            if docs.get(doc.file) is not doc:
+                return validate(doc, kind)
+            if (doc.file, kind) not in valid:
+                validate(doc, kind)
+                valid.add((doc.file, kind))
 
         def cached_load_yaml(path, text=None):
             text = read_text(path) if text is None else text
@@ -168,7 +177,7 @@ class Worker:
                 modules[str(file)] = parse_module(text, file)
             return list(modules[str(file)])
 
-        loader.load_yaml, loader.parse_module = cached_load_yaml, cached_parse_module
+        loader.load_yaml, loader.parse_module, loader.validate = cached_load_yaml, cached_parse_module, cached_validate
 
     def copy_of(self, ruleset: Path) -> Path:
         if ruleset.name not in self.copies:
@@ -196,11 +205,11 @@ class Worker:
                 commands = [["test", str(target)]]        # the mutated file's own cases
             elif kind == "house-rules":
                 commands = [["check", str(copy), "--with", str(target)]]
-            else:
-                commands = [["check", str(copy)]]
+            else:   # the ruleset as `check` loads it, then one of its situations run and enumerated
+                commands = [["load", str(copy)]]
                 situations = sorted((copy / "situations").glob("*.yaml"))
                 if situations:
-                    s = situations[hash(text) % len(situations)]
+                    s = situations[len(text) % len(situations)]
                     commands.append(["resolve", str(s), "--explain", "--seed", "1"])
                     commands.append(["odds", str(s), "--budget", str(ODDS_BUDGET)])
             results = []
@@ -209,7 +218,7 @@ class Worker:
                 results.append((cmd, code))
                 if code in (3, "timeout", "crash"):
                     break
-                if code == 2 and cmd[0] == "check":
+                if code == 2 and cmd[0] in ("check", "load"):
                     break
             return results
         finally:
@@ -224,7 +233,7 @@ class Worker:
         out, err = io.StringIO(), io.StringIO()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                code = self.main(cmd)
+                code = self.load(cmd[1]) if cmd[0] == "load" else self.main(cmd)
         except TimedOut:
             return "timeout"
         except SystemExit as e:          # argparse
@@ -235,6 +244,18 @@ class Worker:
         if code == 3:
             self.last_error = err.getvalue()[-2000:]
         return code
+
+
+    @staticmethod
+    def load(ruleset: str) -> int:
+        """The ruleset read, checked and compiled as `umpire check` does it (exit 2 if invalid)."""
+        from interpreter.api import load_ruleset
+        from interpreter.errors import UmpireError
+        try:
+            load_ruleset(ruleset, use_cache=False)
+        except UmpireError as e:
+            return e.exit_code
+        return 0
 
 
 def run_worker(seed: int, count: int, timeout: float, save: str | None, memory_limit: int,
@@ -255,13 +276,13 @@ def _run_worker(seed: int, count: int, timeout: float, save: str | None, kinds: 
     rng = random.Random(seed)
     files = [(k, p, p.read_text(encoding="utf-8")) for k, p in shipped_files() if k in kinds]
     stats = {"mutants": 0, "internal": 0, "timeouts": 0, "slowest": 0.0, "exit_codes": {}, "by_kind": {},
-             "failures": []}
+             "cpu_by_kind": {}, "failures": []}
     with tempfile.TemporaryDirectory(prefix="umpire-fuzz-") as tmp:
         worker = Worker(Path(tmp))
         for n in range(count):
             kind, path, original = files[n % len(files)] if n < len(files) else rng.choice(files)
             text = mutate(original, rng)
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             signal.setitimer(signal.ITIMER_PROF, timeout)
             try:
                 results = worker.run(kind, path, text)
@@ -270,14 +291,19 @@ def _run_worker(seed: int, count: int, timeout: float, save: str | None, kinds: 
             finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
             elapsed = time.perf_counter() - start
+            stats["cpu_by_kind"][kind] = stats["cpu_by_kind"].get(kind, 0.0) + time.process_time() - cpu
             stats["slowest"] = max(stats["slowest"], elapsed)
             stats["mutants"] += 1
             stats["by_kind"][kind] = stats["by_kind"].get(kind, 0) + 1
             for cmd, code in results:
                 stats["exit_codes"][str(code)] = stats["exit_codes"].get(str(code), 0) + 1
-            if progress and (n + 1) % 1000 == 0:
-                print(f"worker {seed}: {n + 1} mutants, {stats['internal']} internal errors, "
-                      f"{stats['timeouts']} time-outs", file=sys.stderr, flush=True)
+            if progress and (n + 1) % 500 == 0:
+                peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+                print(json.dumps({"worker": seed, "mutants": n + 1, "internal": stats["internal"],
+                                  "timeouts": stats["timeouts"], "slowest_seconds": round(stats["slowest"], 2),
+                                  "peak_rss_mb": round(peak, 1), "exit_codes": stats["exit_codes"],
+                                  "cpu_seconds": round(sum(stats["cpu_by_kind"].values()), 1)}),
+                      file=sys.stderr, flush=True)
             bad = [(cmd, code) for cmd, code in results if code in (3, "timeout")]
             if bad:
                 cmd, code = bad[0]
@@ -307,7 +333,7 @@ def fuzz(count: int, jobs: int = 1, seed: int = 0, timeout: float = 5.0, save: s
             parts = pool.starmap(run_worker, [(seed * 1000 + i, share[i], timeout, save, memory_limit, kinds, progress)
                                               for i in range(jobs)])
     total = {"mutants": 0, "internal": 0, "timeouts": 0, "slowest_seconds": 0.0, "exit_codes": {}, "by_kind": {},
-             "failures": [], "peak_rss_mb": 0.0}
+             "cpu_by_kind": {}, "failures": [], "peak_rss_mb": 0.0}
     for p in parts:
         total["mutants"] += p["mutants"]
         total["internal"] += p["internal"]
@@ -315,9 +341,10 @@ def fuzz(count: int, jobs: int = 1, seed: int = 0, timeout: float = 5.0, save: s
         total["slowest_seconds"] = round(max(total["slowest_seconds"], p["slowest"]), 2)
         total["peak_rss_mb"] = round(max(total["peak_rss_mb"], p["peak_rss_mb"]), 1)
         total["failures"] += p["failures"]
-        for key in ("exit_codes", "by_kind"):
+        for key in ("exit_codes", "by_kind", "cpu_by_kind"):
             for k, v in p[key].items():
                 total[key][k] = total[key].get(k, 0) + v
+    total["cpu_by_kind"] = {k: round(v, 1) for k, v in total["cpu_by_kind"].items()}
     total["wall_seconds"] = round(time.time() - start, 1)
     return total
 
