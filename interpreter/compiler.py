@@ -35,7 +35,8 @@ from .operators import truth as _truth
 from .purity import mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
-from .values import DEAD, Record, Roll, any_roll, brief, key_form, normalise, show, type_name
+from .values import (DEAD, Record, Roll, any_roll, brief, check_built, check_number, check_repeat, check_text, key_form,
+                     normalise, show, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
 
@@ -159,6 +160,12 @@ class Compiler:
                 finally:
                     trace.depth -= 1
             value = result_value(signal.value if signal is not None else None, emitted)
+            if emitted and value.__class__ is Record:
+                for v in value.values():
+                    c = v.__class__
+                    if c is tuple or c is Record:      # results inside results: bound the nesting
+                        check_built(value, rt, pos)
+                        break
             if trace is not None:
                 trace.add("result", f"{name} gives {brief(value, 160)}", None)
             return value
@@ -228,6 +235,11 @@ class Compiler:
         if kind.count > limit:
             raise InputError(f"this roll uses {kind.count} dice, more than the limit of {limit} (limit 'dice')", s.pos,
                              hint="raise limits.dice in ruleset.yaml if the rules really need more")
+        sides = self.ruleset.limits["sides"]
+        if kind.sides > sides:
+            raise InputError(f"this roll uses dice of {kind.sides:,} sides, more than the limit of {sides:,} "
+                             "(limit 'sides')", s.pos, hint="raise limits.sides in ruleset.yaml if the rules really "
+                                                            "need more")
         modifier = self.expr(s.modifier) if s.modifier is not None else None
         name, names, pos, label = s.name, kind.names, s.pos, kind.describe()
 
@@ -258,6 +270,8 @@ class Compiler:
                                         f"not {show(n)}", pos, citation=cite)
             kind = kinds.get(n)
             if kind is None:
+                if n > rt.limits["sides"]:
+                    size_error(f"a die rolled as d({text}) would have {n:,} sides", "sides", rt.limits["sides"], pos)
                 kind = kinds[n] = literal_kind(1, n)
             faces = rt.dice.roll(kind, name, pos)
             r = env[name] = Roll(faces, kind.names, modifier(env, rt) if modifier is not None else 0)
@@ -454,8 +468,11 @@ class Compiler:
     def e_interpolated(self, e: ast.Interpolated):
         parts = [p if isinstance(p, str) else self.expr(p) for p in e.parts]
 
+        pos = e.pos
+
         def text(env, rt):
-            return "".join(p if isinstance(p, str) else show(p(env, rt)) for p in parts)
+            out = "".join(p if isinstance(p, str) else show(p(env, rt)) for p in parts)
+            return out if len(out) < 1024 else check_text(out, rt, pos)
         return text
 
     def e_name(self, e: ast.Name):
@@ -534,22 +551,38 @@ class Compiler:
                 if v is DEAD:
                     return DEAD
                 raise AdjudicationError(f"'with' updates a record, not {type_name(v)} {show(v)}", pos)
-            return v.updated({k: f(env, rt) for k, f in fields})
+            return check_built(v.updated({k: f(env, rt) for k, f in fields}), rt, pos)
         return update
 
     def e_listexpr(self, e: ast.ListExpr):
         if all(isinstance(i, ast.Literal) for i in e.items):
             constant = tuple(i.value for i in e.items)
             return lambda env, rt: constant
-        items = [self.expr(i) for i in e.items]
-        return lambda env, rt: tuple(f(env, rt) for f in items)
+        items, pos = [self.expr(i) for i in e.items], e.pos
+
+        def list_(env, rt):
+            t = tuple([f(env, rt) for f in items])
+            for v in t:
+                c = v.__class__
+                if c is tuple or c is Record:     # a list of lists or records: bound the nesting
+                    return check_built(t, rt, pos)
+            return t
+        return list_
 
     def e_recordexpr(self, e: ast.RecordExpr):
         if all(isinstance(v, ast.Literal) for _, v in e.fields):
             constant = Record([(k, v.value) for k, v in e.fields])
             return lambda env, rt: constant
-        fields = [(k, self.expr(v)) for k, v in e.fields]
-        return lambda env, rt: Record([(k, f(env, rt)) for k, f in fields])
+        fields, pos = [(k, self.expr(v)) for k, v in e.fields], e.pos
+
+        def record(env, rt):
+            r = Record([(k, f(env, rt)) for k, f in fields])
+            for v in r.values():
+                c = v.__class__
+                if c is tuple or c is Record:     # records inside: bound the nesting
+                    return check_built(r, rt, pos)
+            return r
+        return record
 
     def e_unary(self, e: ast.Unary):
         operand, pos = self.expr(e.operand), e.pos
@@ -600,24 +633,41 @@ class Compiler:
             return compare
         right = self.expr(e.right)
         raw = _RAW.get(op)
+        big = 10 ** self.ruleset.limits["digits"]
+        repeat = op == "*"
         if raw is not None:
             def arithmetic(env, rt):
                 a, b = left(env, rt), right(env, rt)
                 if a.__class__ is bool or b.__class__ is bool:
                     _arith_error(op, a, b, pos)
+                if repeat and (a.__class__ in _SEQUENCES or b.__class__ in _SEQUENCES):
+                    check_repeat(a, b, rt, pos)          # refused before it is built
                 try:
                     r = raw(a, b)
                 except TypeError:
                     _arith_error(op, a, b, pos)
-                if r.__class__ is Fraction and r.denominator == 1:
-                    return r.numerator
+                c = r.__class__
+                if c is int:
+                    if -big < r < big:
+                        return r
+                    return check_number(r, rt, pos)
+                if c is Fraction:
+                    if r.denominator == 1:
+                        r = r.numerator
+                    return check_number(r, rt, pos)
+                if c is tuple:
+                    return check_built(r, rt, pos) if len(r) >= 64 else r
+                if c is str:
+                    return check_text(r, rt, pos) if len(r) >= 1024 else r
                 return r
             return arithmetic
 
         def binary(env, rt):
             a, b = left(env, rt), right(env, rt)
             try:
-                return fn(a, b)
+                r = fn(a, b)
+                c = r.__class__
+                return check_number(r, rt, pos) if c is Fraction or (c is int and not -big < r < big) else r
             except TypeError:
                 _arith_error(op, a, b, pos)
             except ZeroDivisionError:
@@ -713,7 +763,7 @@ class Compiler:
                     env[var] = saved
             return out
 
-        def combine(vs):
+        def combine(vs, rt):
             if name == "sum":
                 total = 0
                 for v in vs:
@@ -726,7 +776,7 @@ class Compiler:
             if name == "all":
                 return all(v is True for v in vs)
             if name == "list":
-                return tuple(vs)
+                return check_built(tuple(vs), rt, pos) if vs else ()
             if name == "first":
                 return vs[0] if vs else None
             if name in ("min", "max"):
@@ -742,7 +792,7 @@ class Compiler:
             if vs is DEAD:
                 return DEAD
             try:
-                return combine(vs)
+                return combine(vs, rt)
             except TypeError:
                 raise AdjudicationError(f"{name}() met values it cannot combine: {show(tuple(vs))}", pos) from None
         return aggregate
@@ -855,6 +905,7 @@ class Compiler:
 
 _MISSING = object()
 _NO_MATCH = object()
+_SEQUENCES = (str, tuple)
 _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d[2], "doubles": lambda r: r._d[4],
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
 

@@ -23,6 +23,10 @@ from typing import Sequence
 from .errors import InputError, Position
 
 
+MAX_OUTCOMES = 1_000_000
+"""Most outcomes exact odds list for one roll (a d1000000, or 3d100 kept in order, is the most)."""
+
+
 @dataclass(frozen=True, slots=True)
 class DiceKind:
     """``count`` dice of ``sides`` faces (1..sides), named for the trace (colored, white)."""
@@ -48,6 +52,12 @@ class DiceKind:
         weighted by how many orders give it: 21 outcomes for 2d6 instead of 36.
         """
         total = self.sides ** self.count
+        many = total if self.ordered or self.count == 1 else math.comb(self.sides + self.count - 1, self.count)
+        if many > MAX_OUTCOMES:
+            from .errors import LimitError
+            raise LimitError(f"exact odds would list {many:,} outcomes of {self.describe()} for one roll, more than "
+                             f"the limit of {MAX_OUTCOMES:,} (limit 'outcomes per roll')",
+                             hint="use `umpire simulate` for an estimate")
         faces = range(1, self.sides + 1)
         if self.ordered or self.count == 1:
             return [(combo, 1, total) for combo in itertools.product(faces, repeat=self.count)]

@@ -15,7 +15,7 @@ from typing import Any
 class Record(dict):
     """An immutable mapping with attribute-style access from the DSL."""
 
-    __slots__ = ("_hash", "_rolls")
+    __slots__ = ("_hash", "_rolls", "_depth")
 
     def holds_roll(self) -> bool:
         """Whether a roll is inside (at any depth); kept, since records do not change."""
@@ -265,3 +265,111 @@ def brief(value: Any, limit: int = 60) -> str:
     text = show(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
+
+
+# ---- size bounds ----------------------------------------------------------------------
+
+CELLS_PER_STEP = 64
+"""Building a list or record of n items costs n // 64 extra steps (and text of n characters n // 1024),
+so ``limits.steps`` also bounds how much one adjudication can build."""
+
+
+def depth_of(value) -> int:
+    """How deep lists and records nest in ``value`` (0 for a number or text); a record remembers its own."""
+    c = value.__class__
+    if c is Record:
+        try:
+            return value._depth
+        except AttributeError:
+            d = 0
+            for v in value.values():
+                vc = v.__class__
+                if vc is Record or vc is tuple:
+                    d = max(d, depth_of(v))
+            value._depth = d = d + 1
+            return d
+    if c is tuple:
+        d = 0
+        for v in value:
+            vc = v.__class__
+            if vc is Record or vc is tuple:
+                d = max(d, depth_of(v))
+        return d + 1
+    return 0
+
+
+def size_error(what: str, limit_name: str, limit: int, pos, detail: str = ""):
+    from .errors import LimitError
+    raise LimitError(f"{what} (limit '{limit_name}' is {limit:,}){detail}", pos,
+                     hint=f"raise limits.{limit_name} in ruleset.yaml if the rules really need more; "
+                          "is a value doubling in a loop?")
+
+
+def check_built(value, rt, pos):
+    """Bounds on a list or record just built: its length, its nesting, and the work it costs (steps)."""
+    limits = rt.limits
+    n = len(value)
+    if n > limits["list"]:
+        size_error(f"this builds a {'record' if value.__class__ is Record else 'list'} of {n:,} items",
+                   "list", limits["list"], pos)
+    if n >= CELLS_PER_STEP:
+        rt.steps_left -= n // CELLS_PER_STEP
+        if rt.steps_left < 0:
+            rt.out_of_steps(pos)
+    for v in (value.values() if value.__class__ is Record else value):
+        vc = v.__class__
+        if vc is Record or vc is tuple:
+            d = depth_of(value)
+            if d > limits["nesting"]:
+                size_error(f"this builds lists or records nested {d} deep", "nesting", limits["nesting"], pos)
+            break
+    return value
+
+
+def check_text(text: str, rt, pos) -> str:
+    """Bounds on a text just built: its length, and the work it costs."""
+    n = len(text)
+    if n > rt.limits["text"]:
+        size_error(f"this builds a text of {n:,} characters", "text", rt.limits["text"], pos)
+    if n >= 1024:
+        rt.steps_left -= n // 1024
+        if rt.steps_left < 0:
+            rt.out_of_steps(pos)
+    return text
+
+
+def check_number(value, rt, pos):
+    """Bounds on a number just computed: the digits of an integer, or of a fraction's numerator and denominator."""
+    from fractions import Fraction
+    digits = rt.limits["digits"]
+    big = _big(digits)
+    if value.__class__ is Fraction:
+        if value.denominator >= big or not -big < value.numerator < big:
+            size_error(f"this computes a fraction of more than {digits:,} digits", "digits", digits, pos)
+    elif not -big < value < big:
+        size_error(f"this computes a number of more than {digits:,} digits", "digits", digits, pos)
+    return value
+
+
+_BIG: dict[int, int] = {}
+
+
+def _big(digits: int) -> int:
+    try:
+        return _BIG[digits]
+    except KeyError:
+        _BIG[digits] = big = 10 ** digits
+        return big
+
+
+def check_repeat(a, b, rt, pos) -> None:
+    """Before ``text * n`` or ``list * n``: refuse a result over the limit without building it."""
+    seq, n = (a, b) if a.__class__ in (str, tuple) else (b, a)
+    if n.__class__ is not int and not isinstance(n, int):
+        return
+    length = len(seq) * max(n, 0)
+    if seq.__class__ is str:
+        if length > rt.limits["text"]:
+            size_error(f"this would build a text of {length:,} characters", "text", rt.limits["text"], pos)
+    elif length > rt.limits["list"]:
+        size_error(f"this would build a list of {length:,} items", "list", rt.limits["list"], pos)

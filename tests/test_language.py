@@ -6,7 +6,7 @@ import pytest
 
 from interpreter.api import adjudicate, find_procedure, load_ruleset
 from interpreter.dice import GivenDice, SeededDice
-from interpreter.errors import LimitError, Position
+from interpreter.errors import InputError, LimitError, Position
 from interpreter.parser import parse_expression
 from interpreter.tables import parse_band
 from interpreter.values import Record
@@ -121,8 +121,9 @@ def test_step_limit(tmp_path):
 
 def test_dice_per_roll_bound_is_checked_at_load(tmp_path):
     root = write_ruleset(tmp_path, {"procedures/extra.ump": "procedure lots():\n    roll x = 9d6\n    return x\n"})
-    with pytest.raises(LimitError, match="limit 'dice'"):
+    with pytest.raises(InputError, match="limit 'dice'") as found:   # found at load: invalid input (exit 2)
         load_ruleset(root)
+    assert found.value.position.line == 2 and found.value.exit_code == 2
 
 
 @pytest.mark.parametrize("text,expected", [("≤0", (float("-inf"), 0)), ("2-3", (2, 3)), (">=15", (15, float("inf"))),
