@@ -13,7 +13,7 @@ The analysis (``plan``) splits a procedure body in three:
   Its return value and emits depend only on the locals it reads
   (``suffix_reads``), which make its key.
 
-``cached_body`` is the runner over the three compiled parts. Exceptions are
+``untraced_runner`` is the runner over the three compiled parts. Exceptions are
 never kept, and the same steps are charged as if the statements had run.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import syntax as ast
 from .names import bound_names, walk
-from .values import Roll, any_roll, key_form
+from .values import Record, Roll, any_roll, check_built, key_form
 
 EMIT = "$emit"       # a procedure's locals: the emits made so far
 STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
@@ -86,69 +86,127 @@ def state_key(env: dict, names: tuple, rolls_may_hide: bool) -> tuple:
     return key
 
 
-def cached_body(proc, body, prefix, middle, suffix, suffix_reads: tuple, rolls_may_hide: bool):
-    """The procedure's body as ``run(env, rt) -> signal``, reusing its prefix and suffix work."""
-    cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
+def result_value(value, emitted: dict):
+    """A procedure's result: its return value, with the fields it emitted (the return's fields win)."""
+    if emitted:
+        if value is None:
+            return Record(emitted)
+        if value.__class__ is Record:
+            return Record({**emitted, **value})
+        return Record({**emitted, "value": value})
+    return value
+
+
+def bounded_result(value, emitted: dict, rt, pos):
+    """``result_value``, with the nesting of results inside results bounded (values.check_built)."""
+    value = result_value(value, emitted)
+    if emitted and value.__class__ is Record:
+        for v in value.values():
+            c = v.__class__
+            if c is tuple or c is Record:      # results inside results: bound the nesting
+                check_built(value, rt, pos)
+                break
+    return value
+
+
+def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rolls_may_hide: bool):
+    """The procedure's untraced run as ``run(env, rt) -> result``, reusing its prefix and suffix work.
+
+    The prefix cache is looked up first by the identity of the argument objects (each entry
+    holds those objects, so an id cannot be reused while the entry lives: no hashing of big
+    records when a caller passes the same values again), then by their values.
+    """
     pos = proc.pos
+    if prefix is None and suffix is None:
+        def run_plain(env: dict, rt):
+            env[EMIT] = emitted = {}
+            signal = body(env, rt)
+            return bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
+        return run_plain
+
+    cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
+    by_id: dict = {}     # ids of the argument objects -> (names, the objects, prefix cache entry)
+    one_read = suffix_reads[0] if len(suffix_reads) == 1 and not rolls_may_hide else None
+
+    def prefix_entry(env: dict, rt):
+        """The prefix cache entry for these arguments (running the prefix on a miss); None: not a key."""
+        try:
+            key = tuple([(k, key_form(v)) for k, v in env.items()]) \
+                if rolls_may_hide and any_roll(env.values()) else tuple(env.items())
+            hit = cache.get(key)
+        except TypeError:            # an argument that cannot be a key: run it all
+            return None
+        if hit is None:
+            env[EMIT] = emitted = {}
+            before = rt.steps_left
+            signal = prefix(env, rt)
+            if len(cache) >= MEMO_LIMIT:
+                cache.clear()
+            store: dict = {}
+            saved = dict(env)
+            del saved[EMIT]
+            saved[STATIC] = store
+            hit = cache[key] = (signal, saved, dict(emitted), before - rt.steps_left)
+            rt.steps_left += hit[3]      # charged again below, as for any hit
+        return hit
 
     def run_cached(env: dict, rt):
-        signal = None
         if prefix is not None:
-            try:
-                key = tuple([(k, key_form(v)) for k, v in env.items()]) \
-                    if rolls_may_hide and any_roll(env.values()) else tuple(env.items())
-                hit = cache.get(key)
-            except TypeError:            # an argument that cannot be a key: run it all
-                env[EMIT] = {}
-                return body(env, rt)
-            if hit is None:
-                env[EMIT] = {}
-                before = rt.steps_left
-                signal = prefix(env, rt)
-                if len(cache) >= MEMO_LIMIT:
-                    cache.clear()
-                store = {}
-                cache[key] = (signal, dict(env), dict(env[EMIT]), before - rt.steps_left, store)
-                env[STATIC] = store
+            ids = tuple(map(id, env.values()))
+            found = by_id.get(ids)
+            names = tuple(env)
+            if found is not None and found[0] == names:
+                hit = found[2]
             else:
-                signal, saved, saved_emits, used, store = hit
-                env.clear()
-                env.update(saved)
-                env[EMIT] = dict(saved_emits)
-                env[STATIC] = store
-                rt.steps_left -= used
-                if rt.steps_left < 0:
-                    rt.out_of_steps(pos)
+                values = tuple(env.values())
+                hit = prefix_entry(env, rt)
+                if hit is None:
+                    env[EMIT] = emitted = {}
+                    signal = body(env, rt)
+                    return bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
+                if len(by_id) >= MEMO_LIMIT:
+                    by_id.clear()
+                by_id[ids] = (names, values, hit)
+            signal, saved, saved_emits, used = hit
+            rt.steps_left -= used
+            if rt.steps_left < 0:
+                rt.out_of_steps(pos)
             if signal is not None:
-                return signal
+                return bounded_result(signal.value, saved_emits, rt, pos)
+            env = saved.copy()
+            env[EMIT] = emitted = saved_emits.copy()
         else:
-            env[EMIT] = {}
+            env[EMIT] = emitted = {}
         if middle is not None:
             signal = middle(env, rt)
             if signal is not None:
-                return signal
+                return bounded_result(signal.value, emitted, rt, pos)
         if suffix is None:
-            return None
+            return bounded_result(None, emitted, rt, pos)
         try:
-            key = state_key(env, suffix_reads, rolls_may_hide)
+            if one_read is not None:
+                key = env.get(one_read, _MISSING)
+                if key.__class__ is Roll:
+                    key = key.frozen
+            else:
+                key = state_key(env, suffix_reads, rolls_may_hide)
             hit = suffix_cache.get(key)
         except TypeError:
-            return suffix(env, rt)
-        emitted = env[EMIT]
+            signal = suffix(env, rt)
+            return bounded_result(signal.value if signal is not None else None, env[EMIT], rt, pos)
         if hit is None:
             before = rt.steps_left
             env[EMIT] = own = {}
             signal = suffix(env, rt)
-            emitted.update(own)          # the suffix's emits, in the order they were made
-            env[EMIT] = emitted
             if len(suffix_cache) >= MEMO_LIMIT:
                 suffix_cache.clear()
-            suffix_cache[key] = (signal, own, before - rt.steps_left)
-            return signal
+            suffix_cache[key] = hit = (signal, own, before - rt.steps_left)
+            rt.steps_left += hit[2]      # charged again below, as for any hit
         signal, own, used = hit
-        emitted.update(own)
         rt.steps_left -= used
         if rt.steps_left < 0:
             rt.out_of_steps(pos)
-        return signal
+        if own:
+            emitted.update(own)          # the suffix's emits, in the order they were made
+        return bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
     return run_cached

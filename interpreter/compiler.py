@@ -24,7 +24,8 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from . import syntax as ast
-from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, cached_body, plan
+from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, plan, result_value
+from .caching import bounded_result, untraced_runner
 from .dice import DiceKind, literal_kind
 from .errors import InputError, AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
 from .functions import AGGREGATES, BUILTINS  # noqa: F401  (AGGREGATES: importable from here too)
@@ -81,6 +82,7 @@ class Compiler:
         self.rolls_may_hide = True           # set by compile(): can a roll sit inside a record or list?
         self.static_names: set[str] = set()  # names fixed by the current procedure's cached prefix
         self.static_slots = 0
+        self.untraced = False     # compiling parts that only untraced runs use (caching.py): no trace code
         # each statement's, condition's and loop source's closure, by id of its syntax node (the
         # first compile, without prefix-cache wrappers): the state enumerator (states.py) runs them
         self.parts: dict = {}
@@ -112,13 +114,17 @@ class Compiler:
         # the deterministic start and end of the body are reused across untraced runs (caching.py)
         split = plan(self.ruleset, proc, self.globals, self.prefix_caching)
         k, j = split.prefix_end, split.suffix_start
-        prefix = self.block(statements[:k]) if k else None
-        self.static_names = split.static_names
-        self.static_slots = 0
-        middle = self.block(statements[k:j]) if k < j else None
-        self.static_names = set()
-        suffix = self.block(statements[j:]) if j < len(statements) else None
-        run_cached = cached_body(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide)
+        self.untraced = True
+        try:
+            prefix = self.block(statements[:k]) if k else None
+            self.static_names = split.static_names
+            self.static_slots = 0
+            middle = self.block(statements[k:j]) if k < j else None
+            self.static_names = set()
+            suffix = self.block(statements[j:]) if j < len(statements) else None
+        finally:
+            self.untraced = False
+        run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide)
 
         # literal defaults are plain values; others are evaluated per call, in order
         constants = {p.name: p.default.value for p in proc.params if isinstance(p.default, ast.Literal)}
@@ -137,48 +143,53 @@ class Compiler:
                     if pname not in env:
                         env[pname] = default(env, rt)
 
-        def run(env: dict, rt) -> Any:
-            """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
-            if constants or defaults:
-                fill_defaults(env, rt)
+        def run_traced(env: dict, rt) -> Any:
             trace = rt.trace
-            if trace is None:
-                if prefix is not None or suffix is not None:
-                    signal = run_cached(env, rt)
-                else:
-                    env[_EMIT] = {}
-                    signal = body(env, rt)
-                emitted = env[_EMIT]
-            else:
-                emitted = env[_EMIT] = {}
-                args = {k: v for k, v in env.items() if k != _EMIT}
-                trace.add("call", f"{name}({', '.join(f'{k}: {brief(v)}' for k, v in args.items())})", cite,
-                          origin=pos if added_by_overlay else None, args=args)
-                trace.depth += 1
-                try:
-                    signal = body(env, rt)
-                finally:
-                    trace.depth -= 1
-            value = result_value(signal.value if signal is not None else None, emitted)
-            if emitted and value.__class__ is Record:
-                for v in value.values():
-                    c = v.__class__
-                    if c is tuple or c is Record:      # results inside results: bound the nesting
-                        check_built(value, rt, pos)
-                        break
-            if trace is not None:
-                trace.add("result", f"{name} gives {brief(value, 160)}", None)
+            emitted = env[_EMIT] = {}
+            args = {k: v for k, v in env.items() if k != _EMIT}
+            trace.add("call", f"{name}({', '.join(f'{k}: {brief(v)}' for k, v in args.items())})", cite,
+                      origin=pos if added_by_overlay else None, args=args)
+            trace.depth += 1
+            try:
+                signal = body(env, rt)
+            finally:
+                trace.depth -= 1
+            value = bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
+            trace.add("result", f"{name} gives {brief(value, 160)}", None)
             return value
 
+        if constants or defaults:
+            def run(env: dict, rt) -> Any:
+                """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
+                fill_defaults(env, rt)
+                if rt.trace is None:
+                    return run_untraced(env, rt)
+                return run_traced(env, rt)
+        else:
+            def run(env: dict, rt) -> Any:
+                """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
+                if rt.trace is None:
+                    return run_untraced(env, rt)
+                return run_traced(env, rt)
+
         proc.run = run
+        proc.run_untraced = run_untraced
         proc.fill_defaults = fill_defaults if constants or defaults else None
 
     def block(self, statements) -> Fn:
         """Run statements in order until one returns; the step budget is charged once per block entry."""
         fns = tuple(self.statement(s) for s in statements)
         cost = len(fns)
+        if self.untraced:   # statements that only write the trace (notes) do nothing here, but still count
+            fns = tuple(fn for fn in fns if fn is not None)
         first = statements[0].pos if statements else None
-        if len(fns) == 1:
+        if not fns:
+            def run_none(env, rt):
+                rt.steps_left -= cost
+                if rt.steps_left < 0:
+                    rt.out_of_steps(first)
+            return run_none
+        if len(fns) == 1 and cost == 1:
             only = fns[0]
 
             def run_one(env, rt):
@@ -209,12 +220,18 @@ class Compiler:
         finally:
             if from_overlay:
                 self.in_overlay = False
+        if self.untraced:
+            return fn
         fn = _from_overlay(fn, s.pos) if from_overlay else fn
         self.parts.setdefault(id(s), fn)
         return fn
 
     def s_let(self, s: ast.Let, cite):
         value, name, text = self.static_or_expr(s.value), s.name, ast.unparse(s.value)
+        if self.untraced:
+            def let_untraced(env, rt):
+                env[name] = value(env, rt)
+            return let_untraced
 
         def let(env, rt):
             v = env[name] = value(env, rt)
@@ -242,10 +259,19 @@ class Compiler:
                                                             "need more")
         modifier = self.expr(s.modifier) if s.modifier is not None else None
         name, names, pos, label = s.name, kind.names, s.pos, kind.describe()
+        made: dict = {}     # faces -> the unmodified Roll (values never change: one object per outcome)
 
         def roll(env, rt):
             faces = rt.dice.roll(kind, name, pos)
-            r = env[name] = Roll(faces, names, modifier(env, rt) if modifier is not None else 0)
+            if modifier is None:
+                r = made.get(faces)
+                if r is None:
+                    r = Roll(faces, names, 0)
+                    if len(made) < _MEMO_LIMIT:
+                        made[faces] = r
+                env[name] = r
+            else:
+                r = env[name] = Roll(faces, names, modifier(env, rt))
             if rt.trace is not None:
                 detail = ", ".join(f"{n} {d}" for n, d in zip(names, faces)) if len(faces) > 1 else str(faces[0])
                 text = f"roll {name}: {label} -> {detail}"
@@ -284,6 +310,10 @@ class Compiler:
 
     def s_emit(self, s: ast.Emit, cite):
         value, name = self.static_or_expr(s.value), s.name
+        if self.untraced:
+            def emit_untraced(env, rt):
+                env[_EMIT][name] = value(env, rt)
+            return emit_untraced
 
         def emit(env, rt):
             v = env[_EMIT][name] = value(env, rt)
@@ -299,6 +329,8 @@ class Compiler:
         return ret
 
     def s_note(self, s: ast.Note, cite):
+        if self.untraced:
+            return None      # a note only writes the trace (its text is not even evaluated untraced)
         text = self.expr(s.text)
 
         def note(env, rt):
@@ -802,45 +834,65 @@ class Compiler:
         rolls_may_hide = self.rolls_may_hide
         names = [p.name for p in proc.params]
         args = [(a.name or names[i], self.expr(a.value)) for i, a in enumerate(e.args)]
+        given = {k for k, _ in args}
+        # literal defaults of the parameters left out go in at the call (after the given ones, as
+        # the procedure itself would add them); a call that then covers every parameter skips that step
+        constants = {p.name: p.default.value for p in proc.params
+                     if p.name not in given and isinstance(p.default, ast.Literal)}
+        complete = all(p.name in given or p.name in constants for p in proc.params)
+        build = _arguments(args, constants)
         pos = e.pos
 
         if proc.deterministic:
             memo = proc.memo
+            by_id: dict = {}     # this call site's memo by the identity of its argument values (kept alive here)
+            keys = tuple(k for k, _ in args)
+            fns = tuple(f for _, f in args)
 
             def call_pure(env, rt):
-                values = {k: f(env, rt) for k, f in args}
                 if rt.trace is None and rt.call_hook is None:
                     # a pure function of its arguments: the same arguments give the same result
+                    given_values = tuple([f(env, rt) for f in fns])
+                    ids = tuple(map(id, given_values))
+                    found = by_id.get(ids)
+                    if found is not None:
+                        return found[1]
+                    values = dict(zip(keys, given_values))
+                    if constants:
+                        values.update(constants)
                     try:
                         key = tuple([(k, key_form(v)) for k, v in values.items()]) \
                             if rolls_may_hide and any_roll(values.values()) else tuple(values.items())
                         found = memo.get(key, _MISSING)
                     except TypeError:
                         key, found = None, _MISSING
-                    if found is not _MISSING:
-                        return found
-                    if rt.depth >= rt.limits["depth"]:
-                        return rt.call(proc, values, pos)
-                    rt.depth += 1
-                    try:
-                        result = proc.run(values, rt)
-                    finally:
-                        rt.depth -= 1
-                    if key is not None:
+                    if found is _MISSING:
+                        if rt.depth >= rt.max_depth:
+                            return rt.call(proc, values, pos)
+                        rt.depth += 1
+                        try:
+                            found = (proc.run_untraced if complete else proc.run)(values, rt)
+                        finally:
+                            rt.depth -= 1
+                        if key is None:
+                            return found
                         if len(memo) >= _MEMO_LIMIT:
                             memo.clear()
-                        memo[key] = result
-                    return result
-                return rt.call(proc, values, pos)
+                        memo[key] = found
+                    if len(by_id) >= _MEMO_LIMIT:
+                        by_id.clear()
+                    by_id[ids] = (given_values, found)
+                    return found
+                return rt.call(proc, build(env, rt), pos)
             return call_pure
 
         def call(env, rt):
-            values = {k: f(env, rt) for k, f in args}
-            if rt.call_hook is not None or rt.depth >= rt.limits["depth"]:
+            values = build(env, rt)
+            if rt.call_hook is not None or rt.depth >= rt.max_depth:
                 return rt.call(proc, values, pos)
             # no try/finally: an exception ends this runtime's adjudication, so depth need not be restored
             rt.depth += 1
-            result = proc.run(values, rt)
+            result = (proc.run_untraced if complete and rt.trace is None else proc.run)(values, rt)
             rt.depth -= 1
             return result
         return call
@@ -853,42 +905,70 @@ class Compiler:
     def e_lookup(self, e: ast.Lookup):
         table, row, column, shift = self.table_args(e)
         pos = e.pos
+        memo: dict = {}     # (row, column, shift) -> a known cell's value: an untraced lookup's index
 
         def lookup(env, rt):
             r = row(env, rt)
             c = column(env, rt) if column is not None else None
             s = shift(env, rt) if shift is not None else 0
+            if rt.trace is None:
+                try:      # classes in the key: True and 1, or a roll and its total, may read differently
+                    key = (r.__class__, r, c.__class__, c, s)
+                    found = memo.get(key, _MISSING)
+                except TypeError:
+                    key, found = None, _MISSING
+                if found is not _MISSING:
+                    return found
+                value, ri, ci = table.lookup(r, c, s, pos)
+                if key is not None and ri is not None and (ci is not None or table.columns is None):
+                    if len(memo) >= _MEMO_LIMIT:
+                        memo.clear()
+                    memo[key] = value
+                return value
             value, ri, ci = table.lookup(r, c, s, pos)
-            if rt.trace is not None:
-                where = f"{table.rows.title} {show(r)}"
-                if table.columns is not None:
-                    col_label = table.columns.label(ci) if ci is not None else "off the table"
-                    where += f", {table.columns.title} {show(c)}"
-                    if table.columns.match == "at_most" or s:
-                        where += f" -> column {col_label}" + (f" (shifted {s:+d})" if s else "")
-                source = table.sources.get((ri, ci if ci is not None else 0)) if ri is not None else None
-                origin = table.origins.get((ri, ci)) if ri is not None else None
-                text = f"{table.title}: {where} -> {show(value)}"
-                if source:
-                    text += f"   [cell: {source}]"
-                rt.trace.add("lookup", text, table.cite, origin=origin, table=table.name, value=value)
+            where = f"{table.rows.title} {show(r)}"
+            if table.columns is not None:
+                col_label = table.columns.label(ci) if ci is not None else "off the table"
+                where += f", {table.columns.title} {show(c)}"
+                if table.columns.match == "at_most" or s:
+                    where += f" -> column {col_label}" + (f" (shifted {s:+d})" if s else "")
+            source = table.sources.get((ri, ci if ci is not None else 0)) if ri is not None else None
+            origin = table.origins.get((ri, ci)) if ri is not None else None
+            text = f"{table.title}: {where} -> {show(value)}"
+            if source:
+                text += f"   [cell: {source}]"
+            rt.trace.add("lookup", text, table.cite, origin=origin, table=table.name, value=value)
             return value
         return lookup
 
     def e_locate(self, e: ast.Locate):
         table, row, column, shift = self.table_args(e)
         pos = e.pos
+        memo: dict = {}     # (row, column, shift) -> the located headings (a record; values do not change)
 
-        def locate(env, rt):
-            c = column(env, rt) if column is not None else None
-            s = shift(env, rt) if shift is not None else 0
+        def place(r, c, s):
             if row is None:
                 return Record({"row": None, "column": table.column_heading(c, s, pos)})
-            r = row(env, rt)
             ri, ci = table.locate(r, c, s, pos)
             return Record({"row": table.rows.headings[ri] if ri is not None else None,
                            "column": (table.columns.headings[ci] if ci is not None else None)
                            if table.columns is not None else None})
+
+        def locate(env, rt):
+            c = column(env, rt) if column is not None else None
+            s = shift(env, rt) if shift is not None else 0
+            r = row(env, rt) if row is not None else None
+            try:
+                key = (r.__class__, r, c.__class__, c, s)
+                found = memo.get(key)
+            except TypeError:
+                return place(r, c, s)
+            if found is None:
+                found = place(r, c, s)
+                if len(memo) >= _MEMO_LIMIT:
+                    memo.clear()
+                memo[key] = found
+            return found
         return locate
 
     def e_apply(self, e: ast.Apply):
@@ -910,15 +990,31 @@ _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
 
 
-def result_value(value, emitted: dict):
-    """A procedure's result: its return value, with the fields it emitted (the return's fields win)."""
-    if emitted:
-        if value is None:
-            return Record(emitted)
-        if type(value) is Record:
-            return Record({**emitted, **value})
-        return Record({**emitted, "value": value})
-    return value
+def _arguments(args: list, constants: dict) -> Fn:
+    """A call's argument dict, built by one closure (no comprehension for the common small calls)."""
+    n = len(args)
+    if n == 1:
+        (k1, f1), = args
+        made = lambda env, rt: {k1: f1(env, rt)}  # noqa: E731
+    elif n == 2:
+        (k1, f1), (k2, f2) = args
+        made = lambda env, rt: {k1: f1(env, rt), k2: f2(env, rt)}  # noqa: E731
+    elif n == 3:
+        (k1, f1), (k2, f2), (k3, f3) = args
+        made = lambda env, rt: {k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt)}  # noqa: E731
+    elif n == 4:
+        (k1, f1), (k2, f2), (k3, f3), (k4, f4) = args
+        made = lambda env, rt: {k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt), k4: f4(env, rt)}  # noqa: E731
+    else:
+        made = lambda env, rt: {k: f(env, rt) for k, f in args}  # noqa: E731
+    if not constants:
+        return made
+
+    def with_constants(env, rt):
+        values = made(env, rt)
+        values.update(constants)
+        return values
+    return with_constants
 
 
 def _from_overlay(fn: Fn, pos) -> Fn:

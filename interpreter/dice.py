@@ -132,12 +132,12 @@ class SeededDice(DiceSource):
         self.rng = random.Random(self.seed)
 
     def roll(self, kind, label, pos):
-        rand, sides = self.rng.random, kind.sides
-        if kind.count == 2:
+        rand, sides, count = self.rng.random, kind.sides, len(kind.names)
+        if count == 2:
             return (int(rand() * sides) + 1, int(rand() * sides) + 1)
-        if kind.count == 1:
+        if count == 1:
             return (int(rand() * sides) + 1,)
-        return tuple(int(rand() * sides) + 1 for _ in range(kind.count))
+        return tuple(int(rand() * sides) + 1 for _ in range(count))
 
     def branch(self, options):
         x = self.rng.random()

@@ -107,6 +107,7 @@ class Procedure:
     params: list[ast.Param]
     pos: Position
     run: Callable | None = None          # compiled: run(args: dict, rt) -> Record
+    run_untraced: Callable | None = None  # compiled: the untraced run, every argument given (compiler.py)
     deterministic: bool = False          # no roll or choice, here or in what it calls: a pure function
     memo: dict = field(default_factory=dict)   # results of deterministic calls (untraced runs only)
     prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix

@@ -16,8 +16,8 @@ from .trace import Trace
 
 
 class Runtime:
-    __slots__ = ("ruleset", "dice", "trace", "steps_left", "limits", "depth", "choices", "choice_counts",
-                 "call_hook")
+    __slots__ = ("ruleset", "dice", "trace", "steps_left", "limits", "depth", "max_depth", "choices",
+                 "choice_counts", "call_hook")
 
     def __init__(self, ruleset, dice: DiceSource, trace: Trace | None = None, choices: dict | None = None,
                  limits: dict | None = None):
@@ -27,6 +27,7 @@ class Runtime:
         self.limits = limits or ruleset.limits
         self.steps_left = self.limits["steps"]
         self.depth = 0
+        self.max_depth = self.limits["depth"]   # read on every call
         self.choices = choices or {}
         self.choice_counts: dict[str, int] = {}
         self.call_hook: Callable | None = None
