@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import syntax as ast
 from .names import bound_names, walk
-from .values import Record, Roll, any_roll, check_built, key_form
+from .values import Record, Roll, any_roll, check_built, depth_of, key_form
 
 EMIT = "$emit"       # a procedure's locals: the emits made so far
 STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
@@ -100,12 +100,8 @@ def result_value(value, emitted: dict):
 def bounded_result(value, emitted: dict, rt, pos):
     """``result_value``, with the nesting of results inside results bounded (values.check_built)."""
     value = result_value(value, emitted)
-    if emitted and value.__class__ is Record:
-        for v in value.values():
-            c = v.__class__
-            if c is tuple or c is Record:      # results inside results: bound the nesting
-                check_built(value, rt, pos)
-                break
+    if emitted and value.__class__ is Record and depth_of(value) > 1:   # results inside results: bound the nesting
+        check_built(value, rt, pos)
     return value
 
 

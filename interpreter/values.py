@@ -281,21 +281,29 @@ def depth_of(value) -> int:
         try:
             return value._depth
         except AttributeError:
-            d = 0
-            for v in value.values():
-                vc = v.__class__
-                if vc is Record or vc is tuple:
-                    d = max(d, depth_of(v))
-            value._depth = d = d + 1
-            return d
-    if c is tuple:
-        d = 0
-        for v in value:
-            vc = v.__class__
-            if vc is Record or vc is tuple:
-                d = max(d, depth_of(v))
-        return d + 1
-    return 0
+            children = value.values()
+    elif c is tuple:
+        children = value
+    else:
+        return 0
+    d = 0
+    for v in children:          # one pass, no call for a record whose depth is known
+        vc = v.__class__
+        if vc is Record:
+            try:
+                vd = v._depth
+            except AttributeError:
+                vd = depth_of(v)
+        elif vc is tuple:
+            vd = depth_of(v)
+        else:
+            continue
+        if vd > d:
+            d = vd
+    d += 1
+    if c is Record:
+        value._depth = d
+    return d
 
 
 def size_error(what: str, limit_name: str, limit: int, pos, detail: str = ""):
@@ -316,13 +324,9 @@ def check_built(value, rt, pos):
         rt.steps_left -= n // CELLS_PER_STEP
         if rt.steps_left < 0:
             rt.out_of_steps(pos)
-    for v in (value.values() if value.__class__ is Record else value):
-        vc = v.__class__
-        if vc is Record or vc is tuple:
-            d = depth_of(value)
-            if d > limits["nesting"]:
-                size_error(f"this builds lists or records nested {d} deep", "nesting", limits["nesting"], pos)
-            break
+    d = depth_of(value)          # 1 when nothing nests inside
+    if d > limits["nesting"]:
+        size_error(f"this builds lists or records nested {d} deep", "nesting", limits["nesting"], pos)
     return value
 
 
