@@ -1,28 +1,32 @@
 """The public entry points: load a ruleset, load a situation, adjudicate.
 
 ``load_ruleset`` runs the whole pipeline (read -> schema -> model -> check ->
-compile) and caches the result per process, keyed by the files' paths,
-sizes and modification times, so repeated commands and test cases load once.
+compile). A second process on unchanged files reads the checked model from the
+on-disk cache (load_cache.py) instead; within a process the result is also kept,
+keyed by the files' paths, sizes and modification times, so repeated commands
+and test cases load once. Procedures are compiled the first time they run.
 """
 
 from __future__ import annotations
 
+import gc
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checker import check
-from .compiler import Compiler
 from .dice import DiceSource, GivenDice
 from .errors import AdjudicationError, InputError, Refusal, diagnostics, did_you_mean
-from .inputs import prepare_inputs
-from .loader import find_root, read_ruleset, ruleset_files
+from .loader import find_root, ruleset_files
 from .model import Procedure, Ruleset
 from .runtime import Runtime
-from .schema import validate
-from .source import Document, load_yaml
+from .source import Document
 from .trace import Trace
 from .values import thaw
+
+# Reading, validating and checking sources (ruamel.yaml, jsonschema, lark, the checker) are imported only when
+# a load is not served by the cache; see load_cache.py. Trace and runtime are light and always needed.
 
 _CACHE: dict[tuple, tuple[Ruleset, list[str]]] = {}
 
@@ -30,12 +34,12 @@ _CACHE: dict[tuple, tuple[Ruleset, list[str]]] = {}
 def _fingerprint(paths) -> tuple:
     out = []
     for p in paths:
-        p = Path(p)
+        p = str(p)
         try:
-            st = p.stat()
-            out.append((str(p.resolve()), st.st_size, st.st_mtime_ns))
-        except FileNotFoundError:
-            out.append((str(p), None, None))
+            st = os.stat(p)
+            out.append((p, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((p, None, None))
     return tuple(out)
 
 
@@ -44,24 +48,70 @@ def load_ruleset(path, overlays: tuple = (), use_cache: bool = True, prefix_cach
 
 
 def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = True,
-                               prefix_caching: bool = True) -> tuple[Ruleset, list[str]]:
+                               prefix_caching: bool = True, lazy: bool = True) -> tuple[Ruleset, list[str]]:
     """A ruleset folder (plus overlays, applied in order) as a checked, compiled Ruleset.
 
-    ``prefix_caching=False`` compiles without reusing procedures' deterministic prefixes
-    (for measuring what that reuse is worth).
+    ``use_cache=False`` loads afresh in this process (the on-disk cache, which is keyed by the files'
+    contents, still serves it). ``prefix_caching=False`` compiles without reusing procedures'
+    deterministic prefixes (for measuring what that reuse is worth). ``lazy=False`` compiles every
+    procedure now rather than when it first runs.
     """
+    from .compiler import Compiler
     root = find_root(path)
     overlays = tuple(str(o) for o in overlays)
-    key = _fingerprint(ruleset_files(root) + [Path(o) for o in overlays]) + (prefix_caching,)
+    key = (str(Path(root).resolve()),) + _fingerprint(ruleset_files(root) + list(overlays)) + (prefix_caching,)
     if use_cache and key in _CACHE:
         return _CACHE[key]
-    ruleset = read_ruleset(root)
+    with gc_paused():
+        ruleset, warnings = read_checked(root, overlays)
+        Compiler(ruleset, prefix_caching).compile(lazy=lazy, analysed=True)
+    _CACHE[key] = (ruleset, warnings)
+    return ruleset, warnings
+
+
+@contextmanager
+def gc_paused():
+    """No cyclic garbage collection while a load builds its many long-lived objects: the collector would
+    only traverse them again and again (a fifth of a cached load's time), and a load makes little garbage."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def read_checked(root: Path, overlays: tuple = ()) -> tuple[Ruleset, list[str]]:
+    """The ruleset's checked and analysed model (not compiled) and its warnings: from the on-disk
+    cache when an entry for exactly these file contents exists, else built and then stored."""
+    from . import load_cache
+    texts = cache_key = None
+    if load_cache.folder() is not None:
+        from .source import read_text
+        try:
+            sources = [(str(p), read_text(p)) for p in ruleset_files(root)] + [(o, read_text(o)) for o in overlays]
+        except InputError:
+            pass            # reported, in its place, by the load below
+        else:
+            texts = dict(sources)
+            cache_key = load_cache.ruleset_key(root, sources, overlays)
+            found = load_cache.load_ruleset_entry(cache_key)
+            if found is not None:
+                found[0].cache_key = cache_key
+                return found
+    from .checker import check
+    from .compiler import analyse
+    from .loader import read_ruleset
+    ruleset = read_ruleset(root, texts)
     if overlays:
         from .overlay import apply_overlays
-        apply_overlays(ruleset, overlays)
+        apply_overlays(ruleset, overlays, texts)
     warnings = check(ruleset)
-    Compiler(ruleset, prefix_caching).compile()
-    _CACHE[key] = (ruleset, warnings)
+    analyse(ruleset)
+    if cache_key is not None:
+        load_cache.save_ruleset_entry(cache_key, ruleset, warnings)
+    ruleset.cache_key = cache_key
     return ruleset, warnings
 
 
@@ -102,8 +152,8 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
     ``roots`` (ruleset folders), when given, are the only rulesets the situation may name,
     and the only places its ``with:`` overlays may come from (a server's served rulesets).
     """
-    doc = load_yaml(path, text)
-    validate(doc, "situation")
+    from .load_cache import valid_document
+    doc = valid_document(path, "situation", text)
     data = doc.data
     ruleset_path = (Path(path).parent / data["ruleset"])
     try:
@@ -126,6 +176,7 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
 
 def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset) -> Situation:
     """A Situation from a mapping (a situation file, or one test case)."""
+    from .inputs import prepare_inputs
     proc = find_procedure(ruleset, data["procedure"], doc.at(path + ("procedure",)))
     args = prepare_inputs(ruleset, proc, data.get("inputs") or {}, doc, path + ("inputs",))
     dice = list(data.get("dice") or [])
@@ -156,6 +207,8 @@ def decisions(ruleset: Ruleset, proc: Procedure) -> set[str]:
 
 def check_choices(ruleset: Ruleset, proc: Procedure, choices: dict, doc: Document, path: tuple) -> None:
     """A name under ``choices:`` must be a decision the procedure can take (a misspelt one would be ignored)."""
+    if not choices:
+        return
     known = decisions(ruleset, proc)
     for name in choices:
         if name not in known:

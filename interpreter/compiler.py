@@ -30,7 +30,7 @@ from .dice import DiceKind, literal_kind
 from .errors import InputError, AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
 from .functions import AGGREGATES, BUILTINS  # noqa: F401  (AGGREGATES: importable from here too)
 from .model import Procedure, Ruleset, Stack
-from .names import free_names, roll_names
+from .names import free_names, roll_names, walk
 from .operators import BINARY as _BINARY, COMPARISONS as _FAST, RAW_ARITHMETIC as _RAW, arith_error as _arith_error
 from .operators import truth as _truth
 from .purity import mark_deterministic, pure_expression
@@ -71,6 +71,48 @@ def _logic2(f1, p1, f2, p2, op: str):
 
 # ---- the compiler ------------------------------------------------------------------
 
+def analyse(ruleset: Ruleset) -> None:
+    """What compiling needs to know of the whole ruleset, worked out once at load: every roll within the
+    dice bounds (an input error otherwise), which procedures are pure (``proc.deterministic``) and whether
+    rolls can hide inside values (``ruleset.rolls_may_hide``). The facts are plain data, so a cached load
+    keeps them instead of walking every procedure again."""
+    limit, sides = ruleset.limits["dice"], ruleset.limits["sides"]
+    for proc in ruleset.procedures.values():   # at load, also for procedures compiled only when they first run
+        for node in walk(proc.syntax.body):
+            if isinstance(node, ast.Roll) and node.dice.size is None:
+                kind = roll_kind(ruleset, node.dice)
+                if kind.count > limit:
+                    raise InputError(f"this roll uses {kind.count} dice, more than the limit of {limit} "
+                                     "(limit 'dice')", node.pos,
+                                     hint="raise limits.dice in ruleset.yaml if the rules really need more")
+                if kind.sides > sides:
+                    raise InputError(f"this roll uses dice of {kind.sides:,} sides, more than the limit of {sides:,} "
+                                     "(limit 'sides')", node.pos,
+                                     hint="raise limits.sides in ruleset.yaml if the rules really need more")
+    mark_deterministic(ruleset)
+    ruleset.rolls_may_hide = rolls_escape(ruleset)
+
+
+def roll_kind(ruleset: Ruleset, spec: ast.DiceSpec) -> DiceKind:
+    """A named kind from the manifest (also when written like 'd10'), else plain dice."""
+    if spec.text in ruleset.dice:
+        return ruleset.dice[spec.text]
+    return literal_kind(spec.count, spec.sides)
+
+
+class _PartsOnDemand(dict):
+    """``Compiler.parts`` of a lazily compiled ruleset: asking for a part not yet compiled compiles the rest."""
+
+    def __init__(self, pending: dict):
+        super().__init__()
+        self.pending = pending
+
+    def __missing__(self, key):
+        for compile_now in list(self.pending.values()):
+            compile_now()
+        return dict.__getitem__(self, key)
+
+
 class Compiler:
     def __init__(self, ruleset: Ruleset, prefix_caching: bool = True):
         self.ruleset = ruleset
@@ -87,14 +129,45 @@ class Compiler:
         # first compile, without prefix-cache wrappers): the state enumerator (states.py) runs them
         self.parts: dict = {}
 
-    def compile(self) -> None:
-        self.ruleset.parts = self.parts
-        mark_deterministic(self.ruleset)
-        self.rolls_may_hide = self.ruleset.rolls_may_hide = rolls_escape(self.ruleset)
+    def compile(self, lazy: bool = False, analysed: bool = False) -> None:
+        """Compile the stacks and every procedure.
+
+        ``analysed``: ``analyse`` already ran on this ruleset (a cached load keeps its facts).
+        ``lazy``: each procedure is compiled when it first runs (or when the state enumerator
+        asks for its parts), so a command that runs a few procedures compiles only those.
+        """
+        if not analysed:
+            analyse(self.ruleset)
+        self.rolls_may_hide = self.ruleset.rolls_may_hide
         for stack in self.ruleset.stacks.values():
             self.compile_stack(stack)
+        if not lazy:
+            self.ruleset.parts = self.parts
+            for proc in self.ruleset.procedures.values():
+                self.compile_procedure(proc)
+            return
+        pending = {}
+        self.parts = self.ruleset.parts = _PartsOnDemand(pending)
         for proc in self.ruleset.procedures.values():
-            self.compile_procedure(proc)
+            pending[proc.name] = self._compile_on_first_use(proc, pending)
+
+    def _compile_on_first_use(self, proc: Procedure, pending: dict) -> Callable:
+        """Stand-ins for ``proc.run`` and ``proc.fill_defaults`` that compile the procedure first."""
+        def compile_now():
+            if proc.name in pending:
+                self.compile_procedure(proc)
+                del pending[proc.name]
+
+        def run(env, rt):
+            compile_now()
+            return proc.run(env, rt)
+
+        def fill_defaults(env, rt):
+            compile_now()
+            if proc.fill_defaults is not None:
+                proc.fill_defaults(env, rt)
+        proc.run, proc.fill_defaults = run, fill_defaults
+        return compile_now
 
     # -- stacks
     def compile_stack(self, stack: Stack) -> None:
@@ -248,15 +321,6 @@ class Compiler:
         kind = self.dice_kind(s.dice)
         if s.name in self.unordered_rolls and kind.count > 1:
             kind = dataclasses.replace(kind, ordered=False)
-        limit = self.ruleset.limits["dice"]
-        if kind.count > limit:
-            raise InputError(f"this roll uses {kind.count} dice, more than the limit of {limit} (limit 'dice')", s.pos,
-                             hint="raise limits.dice in ruleset.yaml if the rules really need more")
-        sides = self.ruleset.limits["sides"]
-        if kind.sides > sides:
-            raise InputError(f"this roll uses dice of {kind.sides:,} sides, more than the limit of {sides:,} "
-                             "(limit 'sides')", s.pos, hint="raise limits.sides in ruleset.yaml if the rules really "
-                                                            "need more")
         modifier = self.expr(s.modifier) if s.modifier is not None else None
         name, names, pos, label = s.name, kind.names, s.pos, kind.describe()
         made: dict = {}     # faces -> the unmodified Roll (values never change: one object per outcome)
@@ -484,10 +548,7 @@ class Compiler:
         return static_value
 
     def dice_kind(self, spec: ast.DiceSpec) -> DiceKind:
-        """A named kind from the manifest (also when written like 'd10'), else plain dice."""
-        if spec.text in self.ruleset.dice:
-            return self.ruleset.dice[spec.text]
-        return literal_kind(spec.count, spec.sides)
+        return roll_kind(self.ruleset, spec)
 
     # -- expressions
     def expr(self, e) -> Fn:

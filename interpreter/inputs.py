@@ -14,7 +14,6 @@ from typing import Any
 from . import syntax as ast
 from .errors import ErrorCollector, InputError, did_you_mean
 from .model import Procedure, Ruleset, TypeDef
-from .schema import validate_value
 from .source import Document
 from .values import Record, freeze, thaw
 
@@ -72,10 +71,18 @@ def procedure_schema(ruleset: Ruleset, proc: Procedure) -> dict:
     return schema
 
 
+def check_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> None:
+    """Validate inputs against the procedure's schema (once: the load cache remembers inputs that passed)."""
+    from .load_cache import checked_once
+    from .schema import validate_value
+    checked_once(f"inputs of {proc.name}", ruleset.cache_key, inputs,
+                 lambda: validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs"))
+
+
 def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> dict:
     """Validate and coerce a situation's inputs into the procedure's arguments."""
     inputs = inputs or {}
-    validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs")
+    check_inputs(ruleset, proc, inputs, doc, path)
     args = {}
     errors = ErrorCollector()
     for p in proc.params:

@@ -17,11 +17,11 @@ from .dice import DiceKind
 from .errors import ErrorCollector, InputError, InputErrors
 from .model import (DEFAULT_LIMITS, Catalogue, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef,
                     cite_with_prefix)
-from .parser import parse_expression, parse_module
-from .schema import validate
-from .source import Document, load_yaml, read_text
 from .tables import build_table
 from .values import freeze
+
+# The YAML reader, the schemas and the procedure parser (ruamel.yaml, jsonschema, lark) are imported
+# where they are used: a load served from the cache (load_cache.py) never needs them.
 
 MANIFEST = "ruleset.yaml"
 
@@ -39,19 +39,30 @@ def find_root(path: Path | str) -> Path:
     return p
 
 
+DEFINITION_FOLDERS = ("tables", "stacks", "catalogues")
+
+
 def ruleset_files(root: Path) -> list[Path]:
     """Every file that makes up the ruleset, in load order (what a cache key depends on)."""
     files = [root / MANIFEST]
-    for folder in ("tables", "stacks", "catalogues"):
-        files += sorted((root / folder).glob("*.yaml")) + sorted((root / folder).glob("*.yml"))
+    for folder in DEFINITION_FOLDERS:
+        files += sorted((root / folder).glob("*.y*ml"))
     files += sorted((root / "procedures").glob("*.ump"))
     return files
 
 
-def read_ruleset(root: Path) -> Ruleset:
-    """Read and build every file of a ruleset folder (not yet cross-checked or compiled)."""
+def read_ruleset(root: Path, texts: dict[str, str] | None = None) -> Ruleset:
+    """Read and build every file of a ruleset folder (not yet cross-checked or compiled).
+
+    ``texts`` (path -> content), when given, are the files' contents already read (the load cache
+    reads each file once, so the model is built from exactly the text its key was computed from).
+    """
+    from .parser import parse_module
+    from .schema import validate
+    from .source import load_yaml, read_text
+    texts = texts or {}
     errors = ErrorCollector()
-    manifest = load_yaml(root / MANIFEST)
+    manifest = load_yaml(root / MANIFEST, texts.get(str(root / MANIFEST)))
     validate(manifest, "ruleset")
     m = manifest.data
     prefix = m.get("cite_prefix", "")
@@ -61,17 +72,17 @@ def read_ruleset(root: Path) -> Ruleset:
     ruleset.files.append(str(root / MANIFEST))
     with errors.attempt():
         ruleset.types = _types(manifest)
-    for folder in ("tables", "stacks", "catalogues"):
-        for path in sorted((root / folder).glob("*.y*ml")):
-            ruleset.files.append(str(path))
-            with errors.attempt():
-                doc = load_yaml(path)
+    for path in ruleset_files(root)[1:]:
+        ruleset.files.append(str(path))
+        folder = path.parent.name
+        with errors.attempt():
+            text = texts.get(str(path))
+            if folder in DEFINITION_FOLDERS:
+                doc = load_yaml(path, text)
                 validate(doc, folder)
                 add_definitions(ruleset, folder, doc)
-    for path in sorted((root / "procedures").glob("*.ump")):
-        ruleset.files.append(str(path))
-        with errors.attempt():
-            add_procedures(ruleset, parse_module(read_text(path), str(path)))
+            else:
+                add_procedures(ruleset, parse_module(read_text(path) if text is None else text, str(path)))
     errors.raise_any()
     return ruleset
 
@@ -135,6 +146,7 @@ def yaml_expression(doc: Document, path: tuple, value) -> ast.Expr:
     """A DSL expression written as a YAML value (text is parsed; numbers and booleans are literals)."""
     pos = doc.text_at(path)
     if isinstance(value, str):
+        from .parser import parse_expression
         return parse_expression(value, pos)
     if isinstance(value, float):
         value = Fraction(value).limit_denominator(10_000)

@@ -132,6 +132,7 @@ class Ruleset:
     files: list[str] = field(default_factory=list)
     overlays: list[str] = field(default_factory=list)
     changes: list = field(default_factory=list)      # what the overlays changed (overlay.Change)
+    cache_key: str | None = None   # the on-disk cache key of exactly these sources (load_cache.py), when known
 
     def cite(self, text: str | None) -> str | None:
         return cite_with_prefix(self.cite_prefix, text)

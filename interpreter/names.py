@@ -8,12 +8,24 @@ from __future__ import annotations
 from . import syntax as ast
 
 
+_CHILD_FIELDS = {cls: tuple(f for f in cls._fields if f != "pos") for cls in vars(ast).values()
+                 if isinstance(cls, type) and issubclass(cls, ast.Node)}
+_LEAVES = (str, int, float, bool)
+
+
 def walk(node):
     """Every syntax node under a statement list (statements and expressions)."""
     stack = list(node) if isinstance(node, tuple) else [node]
+    pop, push, children = stack.pop, stack.append, _CHILD_FIELDS
     while stack:
-        n = stack.pop()
-        if n is None or isinstance(n, (str, int, float, bool)):
+        n = pop()
+        fields = children.get(n.__class__)
+        if fields is not None:          # a syntax node: the common case, decided by one lookup
+            yield n
+            for f in fields:
+                push(getattr(n, f))
+            continue
+        if n is None or isinstance(n, _LEAVES):
             continue
         if isinstance(n, (tuple, list)):
             stack.extend(n)
@@ -22,7 +34,7 @@ def walk(node):
         if isinstance(n, ast.Node):
             for f in n._fields:
                 if f != "pos":
-                    stack.append(getattr(n, f))
+                    push(getattr(n, f))
 
 
 def bound_names(statements) -> set[str]:

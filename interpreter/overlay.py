@@ -38,13 +38,16 @@ class Change:
     origin: Position
 
 
-def apply_overlays(ruleset: Ruleset, paths) -> list[Change]:
-    """Apply overlay files in order; raise InputErrors listing every problem found."""
+def apply_overlays(ruleset: Ruleset, paths, texts: dict[str, str] | None = None) -> list[Change]:
+    """Apply overlay files in order; raise InputErrors listing every problem found.
+
+    ``texts`` (path -> content) are files already read (by the load cache), used instead of reading again.
+    """
     touched: dict[tuple, Position] = {}
     log: list[Change] = []
     errors = ErrorCollector()
     for path in paths:
-        doc = load_yaml(path)
+        doc = load_yaml(path, (texts or {}).get(str(path)))
         validate(doc, "overlay")
         if doc.data["extends"] != ruleset.id:
             raise InputError(f"this overlay extends '{doc.data['extends']}', but the ruleset is '{ruleset.id}'",

@@ -11,9 +11,6 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from jsonschema import Draft7Validator
-from jsonschema.exceptions import ValidationError
-
 from .errors import InputError, InputErrors, did_you_mean
 from .source import Document
 
@@ -23,8 +20,11 @@ _TYPE_WORDS = {"string": "text", "integer": "a whole number", "number": "a numbe
                "object": "a mapping (key: value)", "array": "a list", "null": "nothing (null)"}
 
 
+# jsonschema is imported on first use: a load served by the load cache (load_cache.py) validates nothing.
+
 @lru_cache(maxsize=None)
-def validator(kind: str) -> Draft7Validator:
+def validator(kind: str):
+    from jsonschema import Draft7Validator
     schema = json.loads((SCHEMA_DIR / f"{kind}.schema.json").read_text(encoding="utf-8"))
     return Draft7Validator(schema)
 
@@ -38,6 +38,7 @@ def validate(doc: Document, kind: str) -> None:
 
 def validate_value(value, schema: dict, doc: Document, base_path: tuple, what: str) -> None:
     """Validate a value (e.g. a situation's inputs) against a derived schema."""
+    from jsonschema import Draft7Validator
     errors = list(Draft7Validator(schema).iter_errors(value))
     if errors:
         raise InputErrors([translate(doc, e, what, base_path) for e in errors[:20]])
@@ -50,7 +51,7 @@ def _path_words(path) -> str:
     return out or "the top level"
 
 
-def translate(doc: Document, error: ValidationError, kind: str, base_path: tuple = ()) -> InputError:
+def translate(doc: Document, error, kind: str, base_path: tuple = ()) -> InputError:
     """One jsonschema error as a positioned, plain-language InputError."""
     error = _most_specific(error)
     path = base_path + tuple(error.absolute_path)
@@ -91,7 +92,7 @@ def translate(doc: Document, error: ValidationError, kind: str, base_path: tuple
     return InputError(f"{where}: {error.message}", doc.at(path))
 
 
-def _most_specific(error: ValidationError) -> ValidationError:
+def _most_specific(error):
     """For oneOf/anyOf, the sub-error that went deepest is usually the useful one."""
     if error.validator in ("oneOf", "anyOf") and error.context:
         deepest = max(error.context, key=lambda e: (len(e.absolute_path), e.validator != "type"))

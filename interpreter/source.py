@@ -22,10 +22,6 @@ from typing import Any
 import math
 import re
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
 from .errors import InputError, Position
 
 MAX_NODES = 200_000
@@ -87,7 +83,17 @@ class Document:
 # The C parser (ruamel.yaml.clib) when installed; ruamel falls back to its pure-Python parser.
 # We only *compose* the node graph: every node keeps its start mark (line, column), tag and
 # quoting style, and we build plain data ourselves, so nothing in the file can construct objects.
-_composer = YAML(typ="safe", pure=False)
+# ruamel.yaml is imported on first use: a load served by the load cache (load_cache.py) reads no YAML.
+_composer = None
+
+
+def _import_ruamel() -> None:
+    global _composer, MarkedYAMLError, YAMLError, MappingNode, Node, ScalarNode, SequenceNode
+    if _composer is None:
+        from ruamel.yaml import YAML
+        from ruamel.yaml.error import MarkedYAMLError, YAMLError
+        from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+        _composer = YAML(typ="safe", pure=False)
 
 _STD = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = {_STD + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")}
@@ -140,6 +146,7 @@ def load_yaml(path: Path | str, text: str | None = None) -> Document:
         text = read_text(path)
     else:
         check_text_size(text, file)
+    _import_ruamel()
     try:
         _check_events(text, file)
         node = _composer.compose(text)

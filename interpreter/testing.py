@@ -15,9 +15,8 @@ from typing import Any
 
 from .api import Outcome, load_ruleset, run_situation, situation_from
 from .errors import ErrorCollector, InputError, Position
+from .load_cache import valid_document
 from .loader import find_root
-from .schema import validate
-from .source import load_yaml
 from .values import show, thaw
 
 
@@ -49,8 +48,7 @@ def test_files(ruleset_dir: Path) -> list[Path]:
 
 
 def load_cases(test_file: Path) -> list[Case]:
-    doc = load_yaml(test_file)
-    validate(doc, "tests")
+    doc = valid_document(test_file, "tests")
     base = Path(test_file).parent
     ruleset_path = base / doc.data["ruleset"]
     overlays = tuple(str(base / w) for w in doc.data.get("with") or ())
@@ -83,8 +81,7 @@ def _case_situation(case: Case):
     data = case.data
     if "situation" not in data:
         return situation_from(case.doc, case.path, data, ruleset)
-    sit_doc = load_yaml(Path(case.file).parent / data["situation"])
-    validate(sit_doc, "situation")
+    sit_doc = valid_document(Path(case.file).parent / data["situation"], "situation")
     base = sit_doc.data
     if "procedure" in data or "inputs" in data:
         # inputs are checked against the procedure, so they are read together from the case
@@ -94,13 +91,11 @@ def _case_situation(case: Case):
         situation = situation_from(sit_doc, (), base, ruleset)
     if "change_inputs" in data:
         # only these inputs change: each keeps the position of the file it came from
-        from .inputs import coerce, procedure_schema
-        from .schema import validate_value
+        from .inputs import check_inputs, coerce
         changes = data["change_inputs"] or {}
         given = (data["inputs"] if "inputs" in data else base.get("inputs")) or {}
         merged = {**given, **changes}
-        validate_value(merged, procedure_schema(ruleset, situation.procedure), case.doc, case.path + ("change_inputs",),
-                       "inputs")
+        check_inputs(ruleset, situation.procedure, merged, case.doc, case.path + ("change_inputs",))
         for p in situation.procedure.params:
             if p.name in changes:
                 situation.args[p.name] = coerce(ruleset, p.type, changes[p.name], case.doc,

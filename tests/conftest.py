@@ -9,6 +9,21 @@ RULESETS = sorted(p for p in (ROOT / "rulesets").iterdir() if (p / "ruleset.yaml
 FIXTURE = ROOT / "tests" / "fixtures" / "mini"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _load_cache_folder(tmp_path_factory):
+    """The suite runs with the on-disk load cache on, in a folder of its own (never the user's)."""
+    import os
+    old = {k: os.environ.get(k) for k in ("UMPIRE_CACHE_DIR", "UMPIRE_CACHE")}
+    os.environ["UMPIRE_CACHE_DIR"] = str(tmp_path_factory.mktemp("umpire-cache"))
+    os.environ.pop("UMPIRE_CACHE", None)
+    yield
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @pytest.fixture
 def cli(capsys):
     """Run the umpire command in-process; returns (exit code, stdout, stderr)."""

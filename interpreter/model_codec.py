@@ -1,0 +1,238 @@
+"""The loaded model as JSON data and back, for the on-disk load cache (load_cache.py).
+
+Only data is stored: every JSON object is a one-key tag naming how to rebuild
+the value (a tuple, a dict with any keys, a record, a fraction, a position, a
+syntax node, or an instance of one of the model classes listed in
+``_CLASSES``). Decoding builds nothing else, so a planted cache file can at
+worst describe a wrong model, never run code; the cache's checksum and key
+make even that an accident that cannot happen by chance.
+
+Positions name their file by an index into a file table kept beside the data,
+so a model read back points at the same file:line:column as the one built
+from the sources. A procedure's body is stored as its own JSON text and only
+decoded when something reads it (``LazyProcedure``): a command that runs a
+few procedures of a large ruleset decodes only those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+
+from . import syntax as ast
+from .dice import DiceKind
+from .errors import Position
+from .model import Catalogue, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef
+from .tables import OFF, UNKNOWN, UNSURE, Axis, ResultCode, Table
+from .values import Record
+
+
+class CodecError(ValueError):
+    """The value cannot be stored as data (encoding), or the data does not describe a model (decoding)."""
+
+
+def _overlay_change():
+    from .overlay import Change
+    return Change
+
+
+_NODES = {cls.__name__: cls for cls in vars(ast).values()
+          if isinstance(cls, type) and issubclass(cls, ast.Node) and cls is not ast.Node}
+_CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
+                                          Table, DiceKind)}
+_SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE}
+_SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
+
+
+class Encoder:
+    """Turns model values into JSON-ready data; ``files`` collects the file table of positions."""
+
+    def __init__(self):
+        self.files: list[str] = []
+        self.bodies: list[str] = []     # each procedure's syntax tree, as its own JSON text
+        self._file_index: dict[str, int] = {}
+
+    def file(self, name: str) -> int:
+        i = self._file_index.get(name)
+        if i is None:
+            i = self._file_index[name] = len(self.files)
+            self.files.append(name)
+        return i
+
+    def encode(self, v):
+        cls = v.__class__
+        if v is None or cls is str or cls is bool or cls is int:
+            return v
+        if cls is float:
+            return v
+        if cls is list:
+            return [self.encode(x) for x in v]
+        if cls is tuple:
+            return {"t": [self.encode(x) for x in v]}
+        if cls is dict:
+            return {"d": [self.encode(x) for kv in v.items() for x in kv]}
+        if cls is Record:
+            return {"r": [self.encode(x) for kv in v.items() for x in kv]}
+        if cls is Fraction:
+            return {"f": [v.numerator, v.denominator]}
+        if cls is Position:
+            return {"p": [self.file(v.file), v.line, v.column, list(v.end) if v.end is not None else None]}
+        if id(v) in _SENTINEL_NAMES:
+            return {"s": _SENTINEL_NAMES[id(v)]}
+        if isinstance(v, ast.Node):
+            if _NODES.get(cls.__name__) is not cls:
+                raise CodecError(f"unknown syntax node {cls.__name__}")
+            return {"n": [cls.__name__] + [self.encode(getattr(v, f)) for f in v._fields]}
+        if isinstance(v, Procedure):
+            attrs = dict(vars(v))
+            attrs.pop("_syntax_text", None)
+            attrs.pop("_syntax_decoder", None)
+            syntax = attrs.pop("syntax", None) if "syntax" in attrs else attrs.pop("_syntax", None)
+            if syntax is None:
+                syntax = v.syntax
+            self.bodies.append(json.dumps(self.encode(syntax), separators=(",", ":"), allow_nan=True))
+            return {"q": [self._attrs(attrs), len(self.bodies) - 1]}
+        if isinstance(v, Path):
+            return {"path": str(v)}
+        if isinstance(v, re.Pattern):
+            return {"x": [v.pattern, v.flags]}
+        if cls is set or cls is frozenset:
+            return {"set" if cls is set else "fset": [self.encode(x) for x in v]}
+        if cls.__name__ == "Change" and cls is _overlay_change():
+            return {"o": ["Change", self._attrs(vars(v))]}
+        if _CLASSES.get(cls.__name__) is cls:
+            if hasattr(v, "__dict__"):
+                return {"o": [cls.__name__, self._attrs(vars(v))]}
+            return {"i": [cls.__name__, self._attrs({f.name: getattr(v, f.name) for f in dataclasses.fields(v)})]}
+        raise CodecError(f"cannot store a {cls.__name__} as data")
+
+    def _attrs(self, attrs: dict) -> list:
+        out = []
+        for k, x in attrs.items():
+            out.append(k)
+            out.append(self.encode(x))
+        return out
+
+
+def _pairs(items: list) -> dict:
+    if len(items) % 2:
+        raise CodecError("odd key/value list")
+    it = iter(items)
+    return dict(zip(it, it))
+
+
+class Decoder:
+    """Rebuilds model values from data written by ``Encoder``, with ``files`` as the position file table."""
+
+    def __init__(self, files: list[str], bodies: list = ()):
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise CodecError("bad file table")
+        self.files = files
+        self.bodies = bodies
+        self._positions: dict = {}
+
+    def loads(self, text: str):
+        return json.loads(text, object_hook=self.hook)
+
+    def hook(self, obj: dict):
+        if len(obj) != 1:
+            raise CodecError("a stored value has one tag")
+        (tag, v), = obj.items()
+        if tag == "n":
+            cls = _NODES[v[0]]
+            node = cls.__new__(cls)
+            fields = cls._fields
+            if len(v) - 1 != len(fields):
+                raise CodecError(f"{v[0]} has {len(fields)} fields")
+            for name, x in zip(fields, v[1:]):
+                object.__setattr__(node, name, x)
+            return node
+        if tag == "p":
+            key = (v[0], v[1], v[2])
+            pos = self._positions.get(key) if v[3] is None else None
+            if pos is None:
+                if not (isinstance(v[1], int) and isinstance(v[2], int)):
+                    raise CodecError("bad position")
+                pos = Position(self.files[v[0]], v[1], v[2], tuple(v[3]) if v[3] is not None else None)
+                if v[3] is None:
+                    self._positions[key] = pos
+            return pos
+        if tag == "t":
+            return tuple(v)
+        if tag == "d":
+            return _pairs(v)
+        if tag == "r":
+            return Record(_pairs(v))
+        if tag == "f":
+            return Fraction(v[0], v[1])
+        if tag == "s":
+            return _SENTINELS[v]
+        if tag == "o":
+            cls = _overlay_change() if v[0] == "Change" else _CLASSES[v[0]]
+            obj = cls.__new__(cls)
+            obj.__dict__.update(_pairs(v[1]))
+            return obj
+        if tag == "i":
+            return _CLASSES[v[0]](**_pairs(v[1]))
+        if tag == "q":
+            proc = LazyProcedure.__new__(LazyProcedure)
+            proc.__dict__.update(_pairs(v[0]))
+            if not isinstance(v[1], int) or not 0 <= v[1] < len(self.bodies):
+                raise CodecError("a procedure's body is missing")
+            proc.__dict__["_syntax_text"] = self.bodies[v[1]]
+            proc.__dict__["_syntax_decoder"] = self
+            return proc
+        if tag == "path":
+            return Path(v)
+        if tag == "x":
+            return re.compile(v[0], v[1])
+        if tag == "set":
+            return set(v)
+        if tag == "fset":
+            return frozenset(v)
+        raise CodecError(f"unknown tag {tag!r}")
+
+
+class LazyProcedure(Procedure):
+    """A procedure read from the cache: its syntax tree is decoded the first time it is read."""
+
+    @property
+    def syntax(self) -> ast.Procedure:
+        d = self.__dict__
+        syntax = d.get("_syntax")
+        if syntax is None:
+            syntax = d["_syntax_decoder"].loads(d.pop("_syntax_text"))
+            if not isinstance(syntax, ast.Procedure):
+                raise CodecError("a procedure's body is not a procedure")
+            if syntax.params == tuple(self.params):   # share the parameter nodes, as a fresh load does
+                object.__setattr__(syntax, "params", tuple(self.params))
+            d["_syntax"] = syntax
+            d.pop("_syntax_decoder", None)
+        return syntax
+
+    @syntax.setter
+    def syntax(self, value) -> None:
+        self.__dict__["_syntax"] = value
+        self.__dict__.pop("_syntax_text", None)
+        self.__dict__.pop("_syntax_decoder", None)
+
+    def decode_all(self) -> None:
+        """Decode the body now (checks that the stored text describes a procedure)."""
+        self.syntax  # noqa: B018
+
+
+def dumps(value) -> tuple[list[str], str, list[str]]:
+    """``value`` as (file table, JSON text, procedure bodies as JSON texts); raises CodecError for anything
+    that is not model data. No text contains a line break, so an entry can keep one per line."""
+    enc = Encoder()
+    text = json.dumps(enc.encode(value), separators=(",", ":"), allow_nan=True)
+    return enc.files, text, enc.bodies
+
+
+def loads(files: list[str], text: str, bodies: list = ()):
+    """The value ``dumps`` gave; raises CodecError (or ValueError, KeyError...) if the data is malformed.
+    Procedure bodies are decoded when first read."""
+    return Decoder(files, bodies).loads(text)

@@ -1,0 +1,343 @@
+"""The on-disk load cache: the same results as a fresh load, and never trusted when it should not be.
+
+Every test runs with its own cache folder (UMPIRE_CACHE_DIR); "a fresh process" is simulated by
+clearing the in-process cache (api.clear_cache), or is a real subprocess where that matters.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interpreter import api, load_cache
+from interpreter.model_codec import LazyProcedure, dumps
+
+from conftest import FIXTURE, ROOT, RULESETS, write_ruleset
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("UMPIRE_CACHE_DIR", str(folder))
+    monkeypatch.delenv("UMPIRE_CACHE", raising=False)
+    api.clear_cache()
+    yield folder
+    api.clear_cache()
+
+
+def entries(folder: Path, kind: str = "ruleset") -> list[Path]:
+    return sorted(folder.glob(f"{kind}-*.json")) if folder.is_dir() else []
+
+
+def fresh_load(root, overlays=()):
+    """What a new process gets: no in-process cache, the disk cache as it is."""
+    api.clear_cache()
+    return api.load_ruleset_with_warnings(root, overlays)
+
+
+def model_data(ruleset) -> tuple:
+    files, main, bodies = dumps(ruleset)
+    return files, json.loads(main), [json.loads(b) for b in bodies]
+
+
+def uncompiled(root, overlays=()):
+    """The checked model with the cache on (read_checked), not compiled: comparable as data."""
+    return api.read_checked(api.find_root(root), tuple(str(o) for o in overlays))
+
+
+# ---- the same model, results and positions -------------------------------------------------------
+
+@pytest.mark.parametrize("root", RULESETS + [FIXTURE], ids=[r.name for r in RULESETS] + ["fixture"])
+def test_a_ruleset_read_from_the_cache_is_the_ruleset_built_from_its_files(root, cache_dir, monkeypatch):
+    monkeypatch.setenv("UMPIRE_CACHE", "off")
+    built, built_warnings = uncompiled(root)
+    monkeypatch.delenv("UMPIRE_CACHE")
+    uncompiled(root)                                   # writes the entry
+    assert len(entries(cache_dir)) == 1
+    cached, cached_warnings = uncompiled(root)         # reads it
+    assert all(isinstance(p, LazyProcedure) for p in cached.procedures.values())
+    assert cached_warnings == built_warnings
+    for name, proc in built.procedures.items():        # syntax trees equal, every position included
+        assert cached.procedures[name].syntax == proc.syntax
+        assert cached.procedures[name].pos == proc.pos
+    cached.cache_key = built.cache_key = None
+    assert model_data(cached) == model_data(built)
+
+
+@pytest.mark.parametrize("root", RULESETS, ids=[r.name for r in RULESETS])
+def test_every_situation_gives_the_same_outcome_and_trace_from_the_cache(root, cache_dir, monkeypatch):
+    situations = sorted((root / "situations").glob("*.yaml"))
+
+    def outcomes():
+        api.clear_cache()
+        out = []
+        for s in situations:
+            sit = api.load_situation(s)
+            out.append(api.outcome_json(sit, api.run_situation(sit, seed=7)))
+        return out
+    monkeypatch.setenv("UMPIRE_CACHE", "off")
+    without = outcomes()
+    assert not entries(cache_dir)
+    monkeypatch.delenv("UMPIRE_CACHE")
+    outcomes()                                          # fills the cache
+    assert entries(cache_dir) and entries(cache_dir, "document")
+    assert outcomes() == without
+
+
+def test_errors_point_at_the_same_place_from_the_cache(tmp_path, cache_dir, monkeypatch, cli):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure broken(n: int):\n    let x = n + 1\n    fail \"stopped at {x}\"\n"})
+    situation = root / "situations" / "broken.yaml"
+    situation.write_text("ruleset: ..\nprocedure: broken\ninputs: {n: 1}\n")
+    bad_input = root / "situations" / "bad.yaml"
+    bad_input.write_text("ruleset: ..\nprocedure: broken\ninputs:\n  n: many\n")
+    runs = []
+    for setting in ("off", None, None):                  # without the cache, filling it, from it
+        if setting:
+            monkeypatch.setenv("UMPIRE_CACHE", setting)
+        else:
+            monkeypatch.delenv("UMPIRE_CACHE", raising=False)
+        api.clear_cache()
+        runs.append((cli("resolve", situation), cli("resolve", bad_input)))
+    assert runs[0] == runs[1] == runs[2]
+    (code, out, err), (bad_code, _, bad_err) = runs[2]
+    assert code == 1 and "extra.ump:3:5" in out + err and "stopped at 2" in out + err
+    assert bad_code == 2 and "bad.yaml:4:6" in bad_err
+
+
+def test_a_document_read_from_the_cache_is_the_document_read_from_its_file(cache_dir):
+    from interpreter.source import load_yaml
+    for path, kind in [(FIXTURE / "situations" / "attack.yaml", "situation"), (FIXTURE / "tests" / "cases.yaml", "tests")]:
+        load_cache.valid_document(path, kind)
+        cached = load_cache.valid_document(path, kind)
+        assert entries(cache_dir, "document") and cached == load_yaml(path)
+
+
+def test_overlays_are_part_of_the_entry(cache_dir):
+    overlay = ROOT / "rulesets" / "aslsk" / "house-rules" / "field-rally.yaml"
+    base = fresh_load(ROOT / "rulesets" / "aslsk")[0]
+    with_overlay = fresh_load(ROOT / "rulesets" / "aslsk", (overlay,))[0]
+    assert len(entries(cache_dir)) == 2
+    again = fresh_load(ROOT / "rulesets" / "aslsk", (overlay,))[0]
+    assert again.overlays == with_overlay.overlays == [str(overlay)] and not base.overlays
+    assert [c.what for c in again.changes] == [c.what for c in with_overlay.changes]
+    assert [str(c.origin) for c in again.changes] == [str(c.origin) for c in with_overlay.changes]
+
+
+# ---- invalidation ---------------------------------------------------------------------------------
+
+def _same_size_same_time(path: Path, old: str, new: str) -> None:
+    """Change a file's text without changing its size or modification time (a cache must hash contents)."""
+    stat = path.stat()
+    text = path.read_text()
+    assert len(old) == len(new) and old in text
+    path.write_text(text.replace(old, new, 1))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+
+
+def test_a_changed_ruleset_file_is_read_again_even_with_the_same_size_and_time(tmp_path, cache_dir):
+    root = write_ruleset(tmp_path, {})
+    situation = root / "situations" / "attack.yaml"
+    before = api.run_situation(api.load_situation(situation))
+    api.clear_cache()
+    assert api.run_situation(api.load_situation(situation)).value == before.value   # from the cache
+    _same_size_same_time(root / "stacks" / "fire.yaml", "point_blank, value: 2", "point_blank, value: 3")
+    api.clear_cache()
+    after = api.run_situation(api.load_situation(situation))
+    assert after.value != before.value
+    api.clear_cache()
+    load_cache_off = api.run_situation(api.load_situation(situation))
+    assert load_cache_off.value == after.value
+    assert len(entries(cache_dir)) == 2
+
+
+def test_a_changed_overlay_is_read_again(tmp_path, cache_dir):
+    root = write_ruleset(tmp_path, {})
+    overlay = tmp_path / "house.yaml"
+    overlay.write_text("overlay: house\ntitle: t\nextends: mini\nchanges:\n  - stack: drm\n    add: {id: extra, value: 1}\n")
+    first = fresh_load(root, (overlay,))[0]
+    assert [m.id for m in first.stacks["drm"].modifiers][-1] == "extra"
+    _same_size_same_time(overlay, "extra", "bonus")
+    second = fresh_load(root, (overlay,))[0]
+    assert [m.id for m in second.stacks["drm"].modifiers][-1] == "bonus"
+
+
+def test_a_new_file_in_the_ruleset_is_read(tmp_path, cache_dir):
+    root = write_ruleset(tmp_path, {})
+    assert "extra" not in fresh_load(root)[0].procedures
+    (root / "procedures" / "more.ump").write_text("procedure extra():\n    return 1\n")
+    assert "extra" in fresh_load(root)[0].procedures
+
+
+@pytest.mark.parametrize("changed", ["grammar/umpire.lark", "schemas/stacks.schema.json", "interpreter/loader.py"])
+def test_a_change_to_umpire_itself_leaves_older_entries_unread(changed, tmp_path, cache_dir, monkeypatch):
+    """The entries' keys cover Umpire's grammar, schemas and code: a copy of them stands in for an upgrade."""
+    copy = tmp_path / "umpire"
+    for part in ("grammar", "schemas", "interpreter"):
+        for f in (ROOT / part).glob("*.*"):
+            (copy / part).mkdir(parents=True, exist_ok=True)
+            (copy / part / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setattr(load_cache, "_PACKAGE", copy / "interpreter")
+    monkeypatch.setattr(load_cache, "_ENVIRONMENT", None)
+    fresh_load(FIXTURE)
+    fresh_load(FIXTURE)
+    assert len(entries(cache_dir)) == 1
+    with (copy / changed).open("a") as f:
+        f.write("\n")
+    monkeypatch.setattr(load_cache, "_ENVIRONMENT", None)
+    fresh_load(FIXTURE)
+    assert len(entries(cache_dir)) == 2
+
+
+# ---- damaged, foreign, shared or unwritable caches -----------------------------------------------------
+
+def _damage_truncate(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _damage_flip(data: bytes) -> bytes:
+    i = len(data) - 100
+    return data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]
+
+
+def _damage_garbage(data: bytes) -> bytes:
+    return b"\x00\xff not a cache entry \n{]"
+
+
+def _damage_empty(data: bytes) -> bytes:
+    return b""
+
+
+def _damage_foreign(data: bytes) -> bytes:
+    """Another format version's entry (the same body, as a future Umpire might write it)."""
+    head, _, body = data.partition(b"\n")
+    header = json.loads(head)
+    header["umpire_cache"] = load_cache.FORMAT + 1
+    return json.dumps(header).encode() + b"\n" + body
+
+
+def _damage_other_key(data: bytes) -> bytes:
+    """A sound entry of another ruleset, under this one's name."""
+    head, _, body = data.partition(b"\n")
+    header = json.loads(head)
+    header["key"] = "0" * 64
+    return json.dumps(header).encode() + b"\n" + body
+
+
+def _damage_bad_body(data: bytes) -> bytes:
+    """A consistent header (checksum right) over a body that is JSON but not a model."""
+    head, _, _ = data.partition(b"\n")
+    header = json.loads(head)
+    body = b'{"d":["ruleset",{"o":["Nope",[]]},"warnings",[]]}'
+    import hashlib
+    header["sha256"], header["lines"] = hashlib.sha256(body).hexdigest(), 1
+    return json.dumps(header).encode() + b"\n" + body
+
+
+@pytest.mark.parametrize("damage", [_damage_truncate, _damage_flip, _damage_garbage, _damage_empty, _damage_foreign,
+                                    _damage_other_key, _damage_bad_body])
+def test_a_damaged_or_foreign_entry_is_ignored_and_rebuilt(damage, cache_dir, cli):
+    situation = FIXTURE / "situations" / "attack.yaml"
+    expected = cli("resolve", situation, "--json", "--seed", "1")
+    for kind in ("ruleset", "document"):
+        for entry in entries(cache_dir, kind):
+            entry.write_bytes(damage(entry.read_bytes()))
+    api.clear_cache()
+    assert cli("resolve", situation, "--json", "--seed", "1") == expected
+    api.clear_cache()
+    for kind in ("ruleset", "document"):             # rebuilt: sound again
+        found = entries(cache_dir, kind)
+        assert found and load_cache.read(kind, found[0].name[len(kind) + 1:-5]) is not None
+    assert cli("resolve", situation, "--json", "--seed", "1") == expected
+
+
+def test_two_processes_filling_the_cache_at_once_both_get_the_right_result(tmp_path):
+    folder = tmp_path / "cache"
+    env = dict(os.environ, UMPIRE_CACHE_DIR=str(folder))
+    env.pop("UMPIRE_CACHE", None)
+    cmd = [sys.executable, "-m", "interpreter", "resolve", str(ROOT / "rulesets" / "aslsk" / "situations" /
+                                                                   "prep_fire_fg_pbf.yaml"), "--seed", "1", "--json"]
+    for _ in range(2):
+        procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+                 for _ in range(3)]
+        results = [p.communicate() + (p.returncode,) for p in procs]
+        assert {r[2] for r in results} == {0}, results[0][1]
+        assert len({r[0] for r in results}) == 1
+    env_off = dict(env, UMPIRE_CACHE="off")
+    without = subprocess.run(cmd, env=env_off, capture_output=True, cwd=ROOT)
+    assert without.stdout == results[0][0]
+    assert len(entries(folder)) == 1 and not list(folder.glob(".*tmp"))
+
+
+def test_a_cache_folder_that_cannot_be_written_leaves_umpire_working(tmp_path, monkeypatch, cli):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("UMPIRE_CACHE_DIR", str(blocker / "cache"))   # cannot be created
+    api.clear_cache()
+    code, out, err = cli("resolve", FIXTURE / "situations" / "attack.yaml")
+    assert code == 0 and "result:" in out and not err
+
+
+def test_a_read_only_cache_folder_is_read_and_never_written(tmp_path, monkeypatch, cli):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("UMPIRE_CACHE_DIR", str(folder))
+    situation = FIXTURE / "situations" / "attack.yaml"
+    api.clear_cache()
+    expected = cli("resolve", situation)
+    before = sorted(p.name for p in folder.iterdir())
+    folder.chmod(0o555)
+    try:
+        api.clear_cache()
+        assert cli("resolve", situation) == expected
+        root = write_ruleset(tmp_path, {})            # a ruleset not yet in the cache
+        api.clear_cache()
+        code, out, err = cli("resolve", root / "situations" / "attack.yaml")
+        assert code == 0 and not err
+    finally:
+        folder.chmod(0o755)
+    if os.geteuid() != 0:                             # root writes anyway
+        assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_the_cache_can_be_turned_off(tmp_path, cache_dir, monkeypatch, cli):
+    situation = FIXTURE / "situations" / "attack.yaml"
+    code, out, _ = cli("resolve", situation, "--no-cache")
+    assert code == 0 and not cache_dir.exists()
+    monkeypatch.setenv("UMPIRE_CACHE", "off")
+    api.clear_cache()
+    assert cli("resolve", situation) == (code, out, "")
+    assert not cache_dir.exists()
+    monkeypatch.delenv("UMPIRE_CACHE")
+    api.clear_cache()
+    assert cli("resolve", situation) == (code, out, "")
+    assert entries(cache_dir)
+
+
+def test_the_default_folder_follows_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv("UMPIRE_CACHE_DIR", raising=False)
+    monkeypatch.delenv("UMPIRE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert load_cache.folder() == tmp_path / "umpire"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert load_cache.folder() == tmp_path / ".cache" / "umpire"
+
+
+# ---- what a warm start imports ------------------------------------------------------------------
+
+def test_a_warm_resolve_imports_no_parser_schema_yaml_or_web_library(tmp_path):
+    env = dict(os.environ, UMPIRE_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("UMPIRE_CACHE", None)
+    situation = ROOT / "rulesets" / "aslsk" / "situations" / "prep_fire_fg_pbf.yaml"
+    probe = ("import sys\nfrom interpreter.cli import main\ncode = main(['resolve', sys.argv[1], '--seed', '1'])\n"
+             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+             "('lark', 'jsonschema', 'ruamel', 'starlette', 'uvicorn', 'matplotlib', 'icepool'))\n"
+             "print('HEAVY', heavy, code)\n")
+    first = subprocess.run([sys.executable, "-c", probe, str(situation)], env=env, capture_output=True, text=True)
+    assert "HEAVY [" in first.stdout and "lark" in first.stdout   # a cold cache parses
+    warm = subprocess.run([sys.executable, "-c", probe, str(situation)], env=env, capture_output=True, text=True)
+    assert "HEAVY [] 0" in warm.stdout, warm.stdout + warm.stderr
