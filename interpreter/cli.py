@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)   # the nesting limits keep every input well inside it
     from . import load_cache
-    load_cache.set_disabled(getattr(args, "no_cache", False))
+    cache_was_off = load_cache.set_disabled(True) if getattr(args, "no_cache", False) else None
     collecting = gc.isenabled()
     if args.command in SHORT_COMMANDS:
         gc.disable()
@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
               "run again with UMPIRE_DEBUG=1 for the details and report it", file=sys.stderr)
         return 3
     finally:
-        load_cache.set_disabled(False)
+        if cache_was_off is not None:
+            load_cache.set_disabled(cache_was_off)
         if collecting:
             gc.enable()
 

@@ -49,10 +49,12 @@ _OFF_WORDS = {"off", "0", "no", "false"}
 _disabled_here = False   # set by the command line's --no-cache for the current command
 
 
-def set_disabled(disabled: bool) -> None:
-    """Turn the cache off (or back on) for this process, whatever the environment says."""
+def set_disabled(disabled: bool) -> bool:
+    """Turn the cache off for this process whatever the environment says (or stop doing so); returns the
+    previous setting, to put back."""
     global _disabled_here
-    _disabled_here = disabled
+    previous, _disabled_here = _disabled_here, disabled
+    return previous
 
 
 def folder() -> Path | None:

@@ -141,15 +141,22 @@ class Worker:
         self.tmp = tmp
         self.copies: dict[str, Path] = {}
         self.originals: dict[str, str] = {}     # copy path -> shipped text (what may be memoised)
-        from interpreter import api, loader
+        from interpreter import api, load_cache
         from interpreter.cli import main
         self.main, self.api = main, api
-        self._memoise_unchanged_files(loader)
+        # mutants are read afresh (the on-disk load cache would store an entry per mutant); put back by close()
+        self.cache_was_off = load_cache.set_disabled(True)
+        self._memoise_unchanged_files()
 
-    def _memoise_unchanged_files(self, loader) -> None:
+    def close(self) -> None:
+        from interpreter import load_cache
+        load_cache.set_disabled(self.cache_was_off)
+
+    def _memoise_unchanged_files(self) -> None:
         """Parse each unchanged shipped file once: only the mutant is read afresh (a speed-up, nothing else)."""
-        load_yaml, parse_module, read_text, validate = loader.load_yaml, loader.parse_module, loader.read_text, \
-            loader.validate
+        from interpreter import parser, schema, source
+        load_yaml, parse_module, read_text, validate = source.load_yaml, parser.parse_module, source.read_text, \
+            schema.validate
         docs: dict = {}
         modules: dict = {}
         valid: set = set()
@@ -177,7 +184,7 @@ class Worker:
                 modules[str(file)] = parse_module(text, file)
             return list(modules[str(file)])
 
-        loader.load_yaml, loader.parse_module, loader.validate = cached_load_yaml, cached_parse_module, cached_validate
+        source.load_yaml, parser.parse_module, schema.validate = cached_load_yaml, cached_parse_module, cached_validate
 
     def copy_of(self, ruleset: Path) -> Path:
         if ruleset.name not in self.copies:
@@ -279,45 +286,53 @@ def _run_worker(seed: int, count: int, timeout: float, save: str | None, kinds: 
              "cpu_by_kind": {}, "failures": []}
     with tempfile.TemporaryDirectory(prefix="umpire-fuzz-") as tmp:
         worker = Worker(Path(tmp))
-        for n in range(count):
-            kind, path, original = files[n % len(files)] if n < len(files) else rng.choice(files)
-            text = mutate(original, rng)
-            start, cpu = time.perf_counter(), time.process_time()
-            signal.setitimer(signal.ITIMER_PROF, timeout)
-            try:
-                results = worker.run(kind, path, text)
-            except TimedOut:
-                results = [(["?"], "timeout")]
-            finally:
-                signal.setitimer(signal.ITIMER_PROF, 0)
-            elapsed = time.perf_counter() - start
-            stats["cpu_by_kind"][kind] = stats["cpu_by_kind"].get(kind, 0.0) + time.process_time() - cpu
-            stats["slowest"] = max(stats["slowest"], elapsed)
-            stats["mutants"] += 1
-            stats["by_kind"][kind] = stats["by_kind"].get(kind, 0) + 1
-            for cmd, code in results:
-                stats["exit_codes"][str(code)] = stats["exit_codes"].get(str(code), 0) + 1
-            if progress and (n + 1) % 500 == 0:
-                peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-                print(json.dumps({"worker": seed, "mutants": n + 1, "internal": stats["internal"],
-                                  "timeouts": stats["timeouts"], "slowest_seconds": round(stats["slowest"], 2),
-                                  "peak_rss_mb": round(peak, 1), "exit_codes": stats["exit_codes"],
-                                  "cpu_seconds": round(sum(stats["cpu_by_kind"].values()), 1)}),
-                      file=sys.stderr, flush=True)
-            bad = [(cmd, code) for cmd, code in results if code in (3, "timeout")]
-            if bad:
-                cmd, code = bad[0]
-                stats["internal" if code == 3 else "timeouts"] += 1
-                failure = {"file": str(path.relative_to(ROOT)), "command": cmd[0], "code": code,
-                           "error": getattr(worker, "last_error", "")[-500:], "seconds": round(elapsed, 2)}
-                if save:
-                    Path(save).mkdir(parents=True, exist_ok=True)
-                    name = f"{seed}-{n}-{path.name}"
-                    (Path(save) / name).write_text(text, encoding="utf-8", errors="surrogatepass")
-                    failure["saved"] = str(Path(save) / name)
-                stats["failures"].append(failure)
+        try:
+            _run_mutants(worker, files, count, rng, timeout, save, progress, seed, stats)
+        finally:
+            worker.close()
     stats["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return stats
+
+
+def _run_mutants(worker, files, count, rng, timeout, save, progress, seed, stats) -> None:
+    """Run ``count`` mutants through ``worker``, counting into ``stats``."""
+    for n in range(count):
+        kind, path, original = files[n % len(files)] if n < len(files) else rng.choice(files)
+        text = mutate(original, rng)
+        start, cpu = time.perf_counter(), time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, timeout)
+        try:
+            results = worker.run(kind, path, text)
+        except TimedOut:
+            results = [(["?"], "timeout")]
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+        elapsed = time.perf_counter() - start
+        stats["cpu_by_kind"][kind] = stats["cpu_by_kind"].get(kind, 0.0) + time.process_time() - cpu
+        stats["slowest"] = max(stats["slowest"], elapsed)
+        stats["mutants"] += 1
+        stats["by_kind"][kind] = stats["by_kind"].get(kind, 0) + 1
+        for cmd, code in results:
+            stats["exit_codes"][str(code)] = stats["exit_codes"].get(str(code), 0) + 1
+        if progress and (n + 1) % 500 == 0:
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(json.dumps({"worker": seed, "mutants": n + 1, "internal": stats["internal"],
+                              "timeouts": stats["timeouts"], "slowest_seconds": round(stats["slowest"], 2),
+                              "peak_rss_mb": round(peak, 1), "exit_codes": stats["exit_codes"],
+                              "cpu_seconds": round(sum(stats["cpu_by_kind"].values()), 1)}),
+                  file=sys.stderr, flush=True)
+        bad = [(cmd, code) for cmd, code in results if code in (3, "timeout")]
+        if bad:
+            cmd, code = bad[0]
+            stats["internal" if code == 3 else "timeouts"] += 1
+            failure = {"file": str(path.relative_to(ROOT)), "command": cmd[0], "code": code,
+                       "error": getattr(worker, "last_error", "")[-500:], "seconds": round(elapsed, 2)}
+            if save:
+                Path(save).mkdir(parents=True, exist_ok=True)
+                name = f"{seed}-{n}-{path.name}"
+                (Path(save) / name).write_text(text, encoding="utf-8", errors="surrogatepass")
+                failure["saved"] = str(Path(save) / name)
+            stats["failures"].append(failure)
 
 
 def fuzz(count: int, jobs: int = 1, seed: int = 0, timeout: float = 5.0, save: str | None = None,
