@@ -152,7 +152,7 @@ class Compiler:
             pending[proc.name] = self._compile_on_first_use(proc, pending)
 
     def _compile_on_first_use(self, proc: Procedure, pending: dict) -> Callable:
-        """Stand-ins for ``proc.run`` and ``proc.fill_defaults`` that compile the procedure first."""
+        """Stand-ins for ``proc.run``, ``proc.run_untraced`` and ``proc.fill_defaults`` that compile it first."""
         def compile_now():
             if proc.name in pending:
                 self.compile_procedure(proc)
@@ -162,11 +162,15 @@ class Compiler:
             compile_now()
             return proc.run(env, rt)
 
+        def run_untraced(env, rt):
+            compile_now()
+            return proc.run_untraced(env, rt)
+
         def fill_defaults(env, rt):
             compile_now()
             if proc.fill_defaults is not None:
                 proc.fill_defaults(env, rt)
-        proc.run, proc.fill_defaults = run, fill_defaults
+        proc.run, proc.run_untraced, proc.fill_defaults = run, run_untraced, fill_defaults
         return compile_now
 
     # -- stacks

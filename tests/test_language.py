@@ -147,6 +147,25 @@ def _fresh(root, caching: bool):
     return r
 
 
+def test_an_untraced_run_calls_procedures_that_are_not_compiled_yet():
+    """A lazily compiled ruleset (the default load) runs untraced calls into procedures compiled on first use."""
+    from pathlib import Path
+    from interpreter.api import load_situation
+    from interpreter.values import thaw
+    situation = Path(__file__).resolve().parent.parent / "benchmarks" / "fixtures" / "ift-attack.yaml"
+    fixture = situation.parent / "ift-fixture.yaml"
+    results = {}
+    for trace in (False, True):
+        load_ruleset(situation.parent / "aslsk-ift", (str(fixture),), use_cache=False)   # a fresh, lazy load
+        from interpreter.api import clear_cache
+        clear_cache()
+        s = load_situation(situation, (str(fixture),))
+        outs = [adjudicate(s.ruleset, s.procedure, s.args, SeededDice(seed), None, trace=trace) for seed in range(30)]
+        results[trace] = [(o.status, repr(thaw(o.value))) for o in outs]
+    assert all(status == "ok" for status, _ in results[False])
+    assert results[False] == results[True]
+
+
 def test_the_prefix_cache_changes_no_result():
     """Reusing the deterministic start of a procedure gives the same results, run after run."""
     from pathlib import Path
