@@ -330,10 +330,10 @@ def report_json(report, s: Situation, by: list) -> dict:
 
 def odds_json(s: Situation, by: list, all_dice: bool = False, budget: int | None = None) -> dict:
     """Exact odds as data (``umpire odds --json``)."""
-    from .odds import DEFAULT_BUDGET, exact_odds
+    from .odds import budgeted_odds
     if all_dice:
         s.dice, s.dice_positions = [], []
-    return report_json(exact_odds(s, list(by), budget or DEFAULT_BUDGET), s, by)
+    return report_json(budgeted_odds(s, list(by), budget), s, by)
 
 
 def simulate_json(s: Situation, runs: int, seed: int | None, by: list) -> dict:

@@ -46,7 +46,8 @@ def add_odds_commands(sub, overlay_option) -> None:
     o.add_argument("--all-dice", action="store_true",
                    help="ignore the dice listed in the situation and enumerate every roll")
     o.add_argument("--budget", type=positive_int, default=None,
-                   help="most live states to keep apart at any point before refusing (default 200,000)")
+                   help="most live states to keep apart at any point before refusing (default 200,000); "
+                        "the steps of work in all are bounded at 50 times this")
     o.set_defaults(func=cmd_odds)
 
     s = sub.add_parser("simulate", help="Monte Carlo estimate of a situation's outcomes",
@@ -62,9 +63,9 @@ def add_odds_commands(sub, overlay_option) -> None:
 
 
 def cmd_odds(args) -> int:
-    from .odds import DEFAULT_BUDGET, exact_odds
+    from .odds import budgeted_odds
     s = _situation(args)
-    return _show(exact_odds(s, args.by, args.budget or DEFAULT_BUDGET), s, args, "exact odds")
+    return _show(budgeted_odds(s, args.by, args.budget), s, args, "exact odds")
 
 
 def cmd_simulate(args) -> int:

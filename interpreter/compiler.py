@@ -37,7 +37,7 @@ from .purity import mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
 from .values import (DEAD, Record, Roll, any_roll, brief, check_built, check_number, check_repeat, check_text, key_form,
-                     normalise, show, size_error, type_name)
+                     normalise, show, show_cut, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
 
@@ -325,7 +325,7 @@ class Compiler:
         kind = self.dice_kind(s.dice)
         if s.name in self.unordered_rolls and kind.count > 1:
             kind = dataclasses.replace(kind, ordered=False)
-        modifier = self.expr(s.modifier) if s.modifier is not None else None
+        modifier = self.roll_modifier(s, cite)
         name, names, pos, label = s.name, kind.names, s.pos, kind.describe()
         made: dict = {}     # faces -> the unmodified Roll (values never change: one object per outcome)
 
@@ -350,10 +350,25 @@ class Compiler:
                 rt.trace.add("roll", text, cite, dice=faces, original=r.original, final=r.final)
         return roll
 
+    def roll_modifier(self, s: ast.Roll, cite):
+        """A roll's modifier, checked to be a number where it is computed (text or a list is a positioned error)."""
+        if s.modifier is None:
+            return None
+        expr, pos, text = self.expr(s.modifier), s.modifier.pos, ast.unparse(s.modifier)
+
+        def modifier(env, rt):
+            m = expr(env, rt)
+            c = m.__class__
+            if c is int or c is Fraction or c is Roll or c is float or m is DEAD:
+                return m
+            raise AdjudicationError(f"the modifier of roll {s.name} ({text}) must be a number, not "
+                                    f"{type_name(m)} {brief(m, 60)}", pos, citation=cite)
+        return modifier
+
     def s_roll_sized(self, s: ast.Roll, cite):
         """One die whose number of sides is evaluated when the roll is made (a random pick among n)."""
         size = self.expr(s.dice.size)
-        modifier = self.expr(s.modifier) if s.modifier is not None else None
+        modifier = self.roll_modifier(s, cite)
         name, pos, text = s.name, s.pos, ast.unparse(s.dice.size)
         kinds: dict[int, DiceKind] = {}
 
@@ -517,7 +532,7 @@ class Compiler:
         def for_each(env, rt):
             items = source(env, rt)
             if not isinstance(items, tuple):
-                raise AdjudicationError(f"'for each' needs a list, not {type_name(items)} {show(items)}", pos)
+                raise AdjudicationError(f"'for each' needs a list, not {type_name(items)} {show_cut(items, 200)}", pos)
             limit = rt.limits["loop"]
             if len(items) > limit:
                 raise LimitError(f"this loop would run {len(items)} times, more than the limit of {limit} "
@@ -891,7 +906,7 @@ class Compiler:
             try:
                 return combine(vs, rt)
             except TypeError:
-                raise AdjudicationError(f"{name}() met values it cannot combine: {show(tuple(vs))}", pos) from None
+                raise AdjudicationError(f"{name}() met values it cannot combine: {show_cut(tuple(vs), 200)}", pos) from None
         return aggregate
 
     def e_call(self, e: ast.Call):
@@ -1092,7 +1107,8 @@ def _from_overlay(fn: Fn, pos) -> Fn:
 
 
 def _is_literal_text(text: str, value) -> bool:
-    return text == show(value) or text == f'"{show(value)}"'
+    shown = show_cut(value, len(text) + 3)     # no longer than the text can match: linear in the text, not the value
+    return text == shown or text == f'"{shown}"'
 
 
 def _slow_attribute(v, name, pos):

@@ -43,6 +43,25 @@ QUICK_PATHS = 1_000
 DEFAULT_BUDGET = 200_000
 """Most live states one exact enumeration keeps apart at any point (paths, without state merging)."""
 
+DEFAULT_WORK = 10_000_000
+"""Most steps of work one exact enumeration may do in all (limit 'odds work'): the budget bounds what is
+kept at once, this bounds the time, whatever the number of states (many small merges, heavy calls)."""
+
+WORK_PER_BUDGET = DEFAULT_WORK // DEFAULT_BUDGET
+"""``umpire odds --budget N`` allows ``50 * N`` steps of work: one option scales both bounds."""
+
+RUN_COST = 10
+"""Steps of work one run of a statement on one state, or one path, counts beside the steps it takes
+(setting a run up costs about as much as ten simple statements)."""
+
+
+def work_error(work: int) -> LimitError:
+    """The 'odds work' limit, reached."""
+    return LimitError(f"exact odds would take more than {work:,} steps of work in all (limit 'odds work', "
+                      f"{WORK_PER_BUDGET} x --budget; each run of a statement on a state, or each path, counts "
+                      f"{RUN_COST} steps beside its own)",
+                      hint="use `umpire simulate` for an estimate, or raise --budget")
+
 
 class PathDice(DiceSource):
     """Follows a path of choices; records each branch point's width for the odometer.
@@ -147,8 +166,10 @@ class Enumerator:
     budget: int = DEFAULT_BUDGET
     demands: dict = field(default_factory=dict)   # procedure -> result fields any use needs (demand.py)
     paths: int = 0
+    work: int = 0
     memo: dict = field(default_factory=dict)
     memo_hits: int = 0
+    work_limit: int = DEFAULT_WORK
 
     def distribution(self, procedure, args: dict, given: list | None = None, depth: int = 0) -> dict[Any, Fraction]:
         """Every outcome of running ``procedure`` on ``args`` with its exact probability."""
@@ -177,6 +198,9 @@ class Enumerator:
             if self.paths > self.budget:
                 raise LimitError(f"exact odds need more than {self.budget:,} paths through the dice",
                                  hint="use `umpire simulate` for an estimate, or raise --budget")
+            self.work += steps - rt.steps_left + RUN_COST
+            if self.work > self.work_limit:
+                raise work_error(self.work_limit)
             by_den = counts.get(value)
             if by_den is None:
                 by_den = counts[value] = {}
@@ -273,7 +297,8 @@ class Report:
 
 
 def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True,
-               merge_states: bool = True, factor: bool = True, quick_paths: int = QUICK_PATHS) -> Report:
+               merge_states: bool = True, factor: bool = True, quick_paths: int = QUICK_PATHS,
+               work: int = DEFAULT_WORK) -> Report:
     """Exact odds of a situation's outcomes grouped by ``by``.
 
     ``merge_states`` enumerates by live states (states.py): branches that reach the same live
@@ -281,6 +306,7 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     see (demand.py). Turning either off gives the same answer, more slowly (the tests compare them);
     with both off, every path through the dice is run (the budget then counts paths). Up to
     ``quick_paths`` paths are first tried one by one, which is cheaper when there are few.
+    ``work`` bounds the steps of work in all (each attempt), so no question runs for long unrefused.
     """
     start = time.perf_counter()
     ruleset = situation.ruleset
@@ -293,16 +319,17 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     dist, states = None, merge_states and not has_list_choices(situation.choices)
     if states and quick_paths:
         # few paths: running each is cheaper than tracking states (the answers are the same)
-        enum = Enumerator(ruleset, situation.choices, min(budget, quick_paths), demands)
+        enum = Enumerator(ruleset, situation.choices, min(budget, quick_paths), demands, work_limit=work)
         try:
             dist = enum.distribution(situation.procedure, situation.args, situation.dice)
             work, peak = enum.paths, 0
         except LimitError as e:
-            if "paths through the dice" not in e.message:
+            if "paths through the dice" not in e.message and "steps of work" not in e.message:
                 raise
     if dist is None and states:
         from .states import StateEnumerator
-        enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor)
+        enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
+                               work=work)
         try:
             found = enum.distribution(situation.procedure, situation.args, situation.dice)
         except LimitError as e:
@@ -312,12 +339,18 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
         dist = {v: Fraction(n, d) for v, (n, d) in found.items()}
         work, peak = enum.runs, enum.peak
     elif dist is None:
-        enum = Enumerator(ruleset, situation.choices, budget, demands)
+        enum = Enumerator(ruleset, situation.choices, budget, demands, work_limit=work)
         dist = enum.distribution(situation.procedure, situation.args, situation.dice)
         work, peak = enum.paths, 0
     rows = [(label, p, None) for label, p in group(dist, keys)]
     return Report(rows, exact_sum(dist.values()), work, True, seconds=time.perf_counter() - start,
                   memo_hits=enum.memo_hits, states=peak)
+
+
+def budgeted_odds(situation, by: list[str], budget: int | None = None) -> Report:
+    """Exact odds as ``umpire odds --budget N`` asks: N live states at most, and 50 x N steps of work."""
+    budget = budget or DEFAULT_BUDGET
+    return exact_odds(situation, by, budget, work=budget * WORK_PER_BUDGET)
 
 
 def _narrower(situation, by: list[str], hint: str) -> str:

@@ -11,7 +11,7 @@ import operator
 from fractions import Fraction
 
 from .errors import AdjudicationError
-from .values import DEAD, normalise, show, type_name
+from .values import DEAD, normalise, show, show_cut, type_name
 
 
 def _div(a, b):
@@ -53,7 +53,8 @@ _VERBS = {"+": "add to", "-": "subtract from", "*": "multiply", "/": "divide", "
 
 def arith_error(op, a, b, pos):
     """Raise the positioned error for an operator applied to values it cannot take."""
-    raise AdjudicationError(f"cannot {_VERBS.get(op, op)} {type_name(a)} {show(a)} and {type_name(b)} {show(b)} "
+    raise AdjudicationError(f"cannot {_VERBS.get(op, op)} {type_name(a)} {show_cut(a, 200)} and "
+                            f"{type_name(b)} {show_cut(b, 200)} "
                             f"(with {op})", pos) from None
 
 
@@ -63,4 +64,4 @@ def truth(value, pos, what="condition"):
         return value
     if value is DEAD and what != "condition":
         return DEAD   # a logic expression in unused code (see demand.py); an if never sees DEAD
-    raise AdjudicationError(f"this {what} gave {type_name(value)} {show(value)}, but true or false is needed", pos)
+    raise AdjudicationError(f"this {what} gave {type_name(value)} {show_cut(value, 200)}, but true or false is needed", pos)

@@ -394,9 +394,10 @@ class StateEnumerator:
     """Exact distributions of procedure results, by live states (see the module docstring)."""
 
     def __init__(self, ruleset, choices: dict, budget: int, demands: dict, var_demands: dict,
-                 factor: bool = True):
-        from .odds import PathDice, outcome_key
+                 factor: bool = True, work: int | None = None):
+        from .odds import DEFAULT_WORK, RUN_COST, PathDice, outcome_key
         self._PathDice, self._key = PathDice, outcome_key
+        self.work, self.work_limit, self.run_cost = 0, work or DEFAULT_WORK, RUN_COST
         self.ruleset = ruleset
         self.choices = choices
         self.budget = budget
@@ -570,6 +571,10 @@ class StateEnumerator:
                     self._outcome(outcomes, plan, stop(e), st.num * dice.num, st.den * dice.den)
                     signal = _STOPPED
                 self.runs += 1
+                self.work += st.steps - rt.steps_left + self.run_cost
+                if self.work > self.work_limit:
+                    from .odds import work_error
+                    raise work_error(self.work_limit)
                 if collect is not None:
                     if signal is not _STOPPED:
                         collect.append((signal, State(env, st.num * dice.num, st.den * dice.den, dice.given_used,

@@ -257,13 +257,79 @@ def type_name(value: Any) -> str:
 
 
 def brief(value: Any, limit: int = 60) -> str:
-    """A short form for trace headings: records with an id show as the id."""
-    if isinstance(value, Record) and "id" in value:
-        return str(value["id"])
-    if isinstance(value, tuple) and value and all(isinstance(v, Record) and "id" in v for v in value):
-        return "[" + ", ".join(str(v["id"]) for v in value) + "]"
-    text = show(value)
+    """A short form for trace headings: records with an id show as the id; cut to ``limit`` characters.
+
+    Only as much of the value is rendered as can be shown, so a trace line costs the same for a
+    list of a million items as for ten (a loop growing a list must not make its trace quadratic).
+    """
+    if value.__class__ is Record and "id" in value:
+        return _cut(str(value["id"]), limit)
+    if value.__class__ is tuple and value and value[0].__class__ is Record and "id" in value[0]:
+        ids = []
+        room = limit + 1
+        for v in value:
+            if not (v.__class__ is Record and "id" in v):
+                break
+            ids.append(str(v["id"]))
+            room -= len(ids[-1]) + 2
+            if room < 0:
+                return _cut("[" + ", ".join(ids), limit)
+        else:
+            return _cut("[" + ", ".join(ids) + "]", limit)
+    return show_cut(value, limit)
+
+
+def show_cut(value: Any, limit: int) -> str:
+    """``show(value)`` cut to ``limit`` characters, rendering no more of the value than that."""
+    parts: list[str] = []
+    try:
+        _render(value, parts, [limit + 1])
+    except _Full:
+        pass
+    return _cut("".join(parts), limit)
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+class _Full(Exception):
+    """The rendering has more characters than will be shown."""
+
+
+def _render(value: Any, parts: list, room: list) -> None:
+    """``show(value)`` piece by piece into ``parts`` until ``room[0]`` characters are out (then _Full)."""
+    c = value.__class__
+    if c is Record and not (len(value) <= 3 and "code" in value and "text" in value):
+        _put("{", parts, room)
+        first = True
+        for k, v in value.items():
+            _put(f"{k}: " if first else f", {k}: ", parts, room)
+            first = False
+            _render(v, parts, room)
+        _put("}", parts, room)
+    elif c is tuple:
+        _put("[", parts, room)
+        for i, v in enumerate(value):
+            if i:
+                _put(", ", parts, room)
+            _render(v, parts, room)
+        _put("]", parts, room)
+    elif c is str:
+        _put(value[:room[0]], parts, room)
+    elif c is int and value.bit_length() > 3400:     # over 1,000 digits: their count, not a slow conversion
+        _put(f"<a number of about {int(value.bit_length() * 0.30103) + 1:,} digits>", parts, room)
+    elif c is Fraction and max(abs(value.numerator), value.denominator).bit_length() > 3400:
+        _put("<a fraction of over 1,000 digits>", parts, room)
+    else:
+        _put(show(value), parts, room)
+
+
+def _put(text: str, parts: list, room: list) -> None:
+    parts.append(text)
+    room[0] -= len(text)
+    if room[0] <= 0:
+        raise _Full
 
 
 

@@ -95,3 +95,19 @@ def test_the_corpus_covers_every_category():
     categories = {p.parent.name for p in CASES}
     assert categories >= {"yaml", "procedures", "situations", "command-line", "set", "overlays", "sizes"}
     assert len(CASES) >= 60
+
+
+def test_a_trace_line_renders_only_what_it_shows():
+    """A loop growing a list must not make its trace quadratic: a value is rendered only up to the cut."""
+    from interpreter.values import Record, brief
+
+    class Unreachable:
+        def __str__(self):
+            raise AssertionError("rendered past the cut")
+
+    huge = tuple(range(1_000_000)) + (Unreachable(),)
+    assert brief(huge, 60) == "[" + ", ".join(map(str, range(20)))[:56] + "..."
+    assert brief(Record(a=huge), 30).startswith("{a: [0, 1, 2")
+    assert brief(tuple(Record(id=f"u{i}") for i in range(100_000)) + (Unreachable(),), 20) == "[u0, u1, u2, u3, ..."
+    assert brief(10 ** 5000, 60) == "<a number of about 5,001 digits>"
+    assert brief((1, "two", Record(x=(3,))), 60) == "[1, two, {x: [3]}]"

@@ -52,8 +52,9 @@ KEYWORDS = ["if", "else", "elif", "for", "each", "in", "not", "and", "or", "with
             "call", "lookup", "apply", "locate", "let", "set", "roll", "return", "note", "fail", "refuse",
             "choose", "from", "default", "by", "procedure", "cite", "emit"]
 
-ODDS_BUDGET = 300
-"""Paths each odds run may take: enough to reach every kind of outcome, small enough for many mutants."""
+ODDS_BUDGET = 2000
+"""``odds --budget`` for each mutant: 2,000 live states and 100,000 steps of work (limit 'odds work'), enough for
+every shipped situation's odds, small enough for many mutants."""
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NUMBER = re.compile(r"-?\d+(\.\d+)?")
