@@ -26,6 +26,12 @@ MAX_NESTING = 200
 Real rules stay under 40; the bound keeps every later pass (checker, compiler, run) far from Python's
 recursion limit, so deeply nested text is a positioned error rather than a crash."""
 
+MAX_PROCEDURE_CHARS = 250_000
+"""Most characters of procedure text parsed at once (a .ump file, or procedures or steps in an overlay).
+
+Parsing is linear but costs about 10 s per MB (lark in pure Python): a larger text is refused before
+parsing, in no time. The largest shipped procedure file is under 40 kB."""
+
 GRAMMAR_FILE = Path(__file__).resolve().parent.parent / "grammar" / "umpire.lark"
 
 
@@ -152,6 +158,10 @@ class _Locator:
 
 
 def _parse(text: str, start: str, locate: _Locator):
+    if len(text) > MAX_PROCEDURE_CHARS:
+        raise InputError(f"this procedure text is {len(text):,} characters, more than the limit of "
+                         f"{MAX_PROCEDURE_CHARS:,} (limit 'procedure text')", locate(1, 1),
+                         hint="split it into several .ump files; no real procedure file comes near this size")
     tree = _parse_text(text, start, locate)
     _check_nesting(tree, locate)
     return tree
