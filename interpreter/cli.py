@@ -71,10 +71,12 @@ def main(argv: list[str] | None = None) -> int:
             gc.enable()
 
 
-SHORT_COMMANDS = {"check", "list", "resolve", "test", "charts", "schema", "set"}
+SHORT_COMMANDS = {"check", "list", "resolve", "test", "charts", "schema", "set", "cache"}
 """Commands whose work is bounded by the files they read: they run without Python's cyclic garbage collector,
 which would only re-traverse the loaded ruleset (half of `umpire test`'s time; peak memory is the same).
-Enumerations (odds, simulate, diff) and the server keep it."""
+Their memory stays bounded by the input limits (file size, values per file) and the adjudication limits
+(steps, loop, depth, list and text sizes), which hold with or without the collector. Enumerations (odds,
+simulate, diff) and the server keep it."""
 
 
 RECURSION_LIMIT = 20_000
@@ -148,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("-v", "--verbose", action="store_true", help="list every case, not only failures")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=cmd_test)
+
+    ca = sub.add_parser("cache", help="where the on-disk load cache is and how big; --clear empties it",
+                        description="The load cache keeps each ruleset, situation and test file as Umpire read it, "
+                                    "keyed by the files' contents, so the next command starts fast. It is always "
+                                    "safe to clear (or to delete the folder): entries are rebuilt when needed.")
+    ca.add_argument("--clear", action="store_true", help="remove every entry")
+    ca.set_defaults(func=cmd_cache)
 
     from .cli_editing import add_editing_commands
     from .cli_odds import add_odds_commands
@@ -242,6 +251,24 @@ def cmd_resolve(args) -> int:
         print(str(w).replace(": error: ", ": warning: ", 1) if w.position else f"warning: {w.message}",
               file=sys.stderr)
     return 1 if outcome.status == "error" else 0
+
+
+def cmd_cache(args) -> int:
+    from . import load_cache
+    where = load_cache.location()
+    if where is None:
+        print("no cache folder: set UMPIRE_CACHE_DIR (there is no home folder to put it in)")
+        return 0
+    if args.clear:
+        count, size = load_cache.clear()
+        print(f"{where}: removed {count} entries ({size / 1e6:.1f} MB)")
+        return 0
+    found = load_cache.entries()
+    size = sum(st.st_size for _, st in found)
+    state = "off (UMPIRE_CACHE=off)" if load_cache.folder() is None else "on"
+    print(f"{where}: {len(found)} entries, {size / 1e6:.1f} MB; the cache is {state}; "
+          f"kept under {load_cache.MAX_FOLDER_BYTES / 1e6:.0f} MB (least recently used entries go first)")
+    return 0
 
 
 def render_outcome(s, outcome, explain: bool, brief: bool = False) -> str:

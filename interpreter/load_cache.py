@@ -45,6 +45,12 @@ FORMAT = 1
 MAX_ENTRY_BYTES = 64_000_000
 """Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""
 
+MAX_FOLDER_BYTES = 200_000_000
+MAX_FOLDER_ENTRIES = 20_000
+"""When a new ruleset entry would leave more than this in the folder, the least recently used entries go."""
+
+KINDS = ("ruleset", "document", "valid")
+
 _OFF_WORDS = {"off", "0", "no", "false"}
 _disabled_here = False   # set by the command line's --no-cache for the current command
 
@@ -61,6 +67,11 @@ def folder() -> Path | None:
     """The cache folder, or None when the cache is turned off."""
     if _disabled_here or os.environ.get("UMPIRE_CACHE", "").strip().lower() in _OFF_WORDS:
         return None
+    return location()
+
+
+def location() -> Path | None:
+    """Where the cache folder is (or would be), on or off; None without a home folder to put it in."""
     chosen = os.environ.get("UMPIRE_CACHE_DIR")
     if chosen:
         return Path(chosen)
@@ -122,8 +133,11 @@ def read(kind: str, key: str) -> tuple[list[str], str, list[bytes]] | None:
     if base is None:
         return None
     try:
-        with open(_entry_path(base, kind, key), "rb") as f:
+        path = _entry_path(base, kind, key)
+        with open(path, "rb") as f:
             raw = f.read(MAX_ENTRY_BYTES + 1)
+        if kind == "ruleset":
+            _mark_used(path)
         if len(raw) > MAX_ENTRY_BYTES:
             return None
         head, sep, body = raw.partition(b"\n")
@@ -167,6 +181,8 @@ def write(kind: str, key: str, files: list[str], main: str, extra: list[str] = (
         with os.fdopen(fd, "wb") as f:
             f.write(header.encode("utf-8", "surrogatepass") + b"\n" + data)
         os.replace(tmp, _entry_path(base, kind, key))
+        if kind == "ruleset":        # a new ruleset entry: the rare, large write, when the folder is tidied
+            prune(base)
         return True
     except (OSError, ValueError, UnicodeError):
         if tmp is not None:
@@ -175,6 +191,84 @@ def write(kind: str, key: str, files: list[str], main: str, extra: list[str] = (
             except OSError:
                 pass
         return False
+
+
+def _mark_used(path: Path) -> None:
+    """Touch a ruleset entry when read, so pruning drops the least recently *used* ones first."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def entries(base: Path | None = None) -> list[tuple[Path, os.stat_result]]:
+    """Every cache entry in the folder (only files Umpire names: ``<kind>-<64 hex>.json``), oldest use first."""
+    base = location() if base is None else base
+    if base is None:
+        return []
+    found = []
+    try:
+        with os.scandir(base) as it:
+            for e in it:
+                kind, _, rest = e.name.partition("-")
+                if kind in KINDS and len(rest) == 69 and rest.endswith(".json") and e.is_file(follow_symlinks=False):
+                    try:
+                        found.append((Path(e.path), e.stat(follow_symlinks=False)))
+                    except OSError:
+                        pass
+    except OSError:
+        return []
+    found.sort(key=lambda f: f[1].st_mtime_ns)
+    return found
+
+
+def prune(base: Path, max_bytes: int | None = None, max_entries: int | None = None) -> int:
+    """Remove the least recently used entries until the folder is within its bounds; returns how many went.
+    Leftover temporary files of writers that died (over an hour old) go too."""
+    max_bytes = MAX_FOLDER_BYTES if max_bytes is None else max_bytes
+    max_entries = MAX_FOLDER_ENTRIES if max_entries is None else max_entries
+    found = entries(base)
+    total = sum(st.st_size for _, st in found)
+    removed = 0
+    for path, st in found:
+        if total <= max_bytes and len(found) - removed <= max_entries:
+            break
+        try:
+            path.unlink()
+            removed += 1
+            total -= st.st_size
+        except OSError:
+            pass
+    _remove_stale_temporaries(base)
+    return removed
+
+
+def _remove_stale_temporaries(base: Path) -> None:
+    import time
+    try:
+        with os.scandir(base) as it:
+            for e in it:
+                if e.name.startswith(tuple(f".{k}-" for k in KINDS)) and e.name.endswith(".tmp"):
+                    try:
+                        if time.time() - e.stat(follow_symlinks=False).st_mtime > 3600:
+                            os.unlink(e.path)
+                    except OSError:
+                        pass
+    except OSError:
+        pass
+
+
+def clear() -> tuple[int, int]:
+    """Remove every entry (and nothing else) from the cache folder; returns (entries, bytes) removed."""
+    count = size = 0
+    for path, st in entries():
+        try:
+            path.unlink()
+            count += 1
+            size += st.st_size
+        except OSError:
+            pass
+    return count, size
 
 
 # ---- what is stored ---------------------------------------------------------------------------

@@ -341,3 +341,39 @@ def test_a_warm_resolve_imports_no_parser_schema_yaml_or_web_library(tmp_path):
     assert "HEAVY [" in first.stdout and "lark" in first.stdout   # a cold cache parses
     warm = subprocess.run([sys.executable, "-c", probe, str(situation)], env=env, capture_output=True, text=True)
     assert "HEAVY [] 0" in warm.stdout, warm.stdout + warm.stderr
+
+
+# ---- the folder's size, and clearing it ---------------------------------------------------------------
+
+def test_the_folder_is_kept_within_its_bound_least_recently_used_entries_first(tmp_path, cache_dir, monkeypatch):
+    small = write_ruleset(tmp_path / "a", {})
+    big = write_ruleset(tmp_path / "b", {"procedures/more.ump": "procedure extra(n: int):\n    return n * 2\n"})
+    fresh_load(small)
+    fresh_load(big)
+    small_entry = [e for e in entries(cache_dir) if e.stat().st_size == min(x.stat().st_size
+                                                                          for x in entries(cache_dir))][0]
+    big_entry = next(e for e in entries(cache_dir) if e != small_entry)
+    os.utime(small_entry, (1_000_000, 1_000_000))     # written long ago ...
+    os.utime(big_entry, (2_000_000, 2_000_000))
+    fresh_load(small)                                  # ... but used just now
+    monkeypatch.setattr(load_cache, "MAX_FOLDER_BYTES", small_entry.stat().st_size + big_entry.stat().st_size)
+    other = write_ruleset(tmp_path / "c", {})
+    (other / "tables" / "fire.yaml").write_text((other / "tables" / "fire.yaml").read_text() + "\n# changed\n")
+    fresh_load(other)                                  # a third entry: the folder is over its bound
+    left = entries(cache_dir)
+    assert small_entry in left and big_entry not in left and len(left) == 2
+    assert fresh_load(big)[0].procedures["extra"]       # a pruned entry is simply rebuilt
+
+
+def test_clearing_the_cache_removes_its_entries_and_nothing_else(cache_dir, cli):
+    code, out, _ = cli("resolve", FIXTURE / "situations" / "attack.yaml")
+    assert code == 0 and entries(cache_dir)
+    keep = cache_dir / "notes.txt"
+    keep.write_text("not Umpire's")
+    code, out, _ = cli("cache")
+    assert code == 0 and str(cache_dir) in out and "entries" in out
+    code, out, _ = cli("cache", "--clear")
+    assert code == 0 and "removed" in out
+    assert not entries(cache_dir) and not entries(cache_dir, "document") and keep.read_text() == "not Umpire's"
+    api.clear_cache()
+    assert cli("resolve", FIXTURE / "situations" / "attack.yaml")[0] == 0
