@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -33,42 +34,64 @@ examples (the shipped rulesets are the folders under rulesets/):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit code.
+
+    Run as the program (``argv`` None: the ``umpire`` command, ``python -m interpreter``), a short command
+    ends the process with ``os._exit`` once its output is flushed: freeing a loaded ruleset object by object
+    at exit would cost about as much as reading it from the load cache.
+    """
+    collecting = gc.isenabled()
+    gc.disable()            # while the parser is built and the command's modules load (many long-lived objects)
+    try:
+        code, short = _run(argv)
+    finally:
+        if collecting:
+            gc.enable()
+    if argv is None and short:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            pass
+        os._exit(code)
+    return code
+
+
+def _run(argv) -> tuple[int, bool]:
+    """(exit code, whether the command was a short one): the garbage collector stays off for short ones."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
-        return 2
+        return 2, False
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)   # the nesting limits keep every input well inside it
     from . import load_cache
     cache_was_off = load_cache.set_disabled(True) if getattr(args, "no_cache", False) else None
-    collecting = gc.isenabled()
-    if args.command in SHORT_COMMANDS:
-        gc.disable()
+    short = args.command in SHORT_COMMANDS
+    if not short:
+        gc.enable()
     try:
-        return args.func(args) or 0
+        return args.func(args) or 0, short
     except UmpireError as e:
         _report_json(args, e, e.exit_code)
         print(str(e), file=sys.stderr)
-        return e.exit_code
+        return e.exit_code, short
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return 130, short
     except BrokenPipeError:
-        return 0
+        return 0, short
     except Exception as e:  # a bug in Umpire itself, not in the user's input (RecursionError and MemoryError too)
-        import os
         if os.environ.get("UMPIRE_DEBUG"):
             raise
         _report_json(args, e, 3)
         print(f"internal error: {type(e).__name__}: {e}\n  this is a bug in Umpire; "
               "run again with UMPIRE_DEBUG=1 for the details and report it", file=sys.stderr)
-        return 3
+        return 3, short
     finally:
         if cache_was_off is not None:
             load_cache.set_disabled(cache_was_off)
-        if collecting:
-            gc.enable()
 
 
 SHORT_COMMANDS = {"check", "list", "resolve", "test", "charts", "schema", "set", "cache"}

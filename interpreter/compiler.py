@@ -91,6 +91,16 @@ def analyse(ruleset: Ruleset) -> None:
                                      hint="raise limits.sides in ruleset.yaml if the rules really need more")
     mark_deterministic(ruleset)
     ruleset.rolls_may_hide = rolls_escape(ruleset)
+    global_names = set(ruleset.catalogues)
+    for proc in ruleset.procedures.values():
+        proc.analysis = procedure_facts(ruleset, proc, global_names)
+
+
+def procedure_facts(ruleset: Ruleset, proc: Procedure, global_names) -> dict:
+    """What compiling one procedure needs to know of it (each a walk over its body): kept at load."""
+    body = proc.syntax.body
+    return {"unordered_rolls": unordered_rolls(body), "roll_names": roll_names(body),
+            "plan": plan(ruleset, proc, global_names)}
 
 
 def roll_kind(ruleset: Ruleset, spec: ast.DiceSpec) -> DiceKind:
@@ -182,14 +192,14 @@ class Compiler:
 
     # -- procedures
     def compile_procedure(self, proc: Procedure) -> None:
-        self.unordered_rolls = unordered_rolls(proc.syntax.body)
-        self.roll_names = roll_names(proc.syntax.body)
+        facts = proc.analysis or procedure_facts(self.ruleset, proc, self.globals)
+        self.unordered_rolls, self.roll_names = facts["unordered_rolls"], facts["roll_names"]
         added_by_overlay = proc.pos.file in self.overlay_files
         self.in_overlay = added_by_overlay   # its statements need no marks of their own
         statements = proc.syntax.body
         body = self.block(statements)
         # the deterministic start and end of the body are reused across untraced runs (caching.py)
-        split = plan(self.ruleset, proc, self.globals, self.prefix_caching)
+        split = facts["plan"] if self.prefix_caching else plan(self.ruleset, proc, self.globals, False)
         k, j = split.prefix_end, split.suffix_start
         self.untraced = True
         try:

@@ -113,6 +113,7 @@ class Procedure:
     prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix
     suffix_cache: dict = field(default_factory=dict)  # state -> outcome of the deterministic ending
     fill_defaults: Callable | None = None  # compiled: fills the defaults of missing arguments (states.py)
+    analysis: dict = field(default_factory=dict)   # what compiling needs to know of it (compiler.analyse, at load)
 
 
 @dataclass

@@ -23,6 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from . import syntax as ast
+from .caching import CachePlan
 from .dice import DiceKind
 from .errors import Position
 from .model import Catalogue, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef
@@ -42,7 +43,7 @@ def _overlay_change():
 _NODES = {cls.__name__: cls for cls in vars(ast).values()
           if isinstance(cls, type) and issubclass(cls, ast.Node) and cls is not ast.Node}
 _CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
-                                          Table, DiceKind)}
+                                          Table, DiceKind, CachePlan)}
 _SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE}
 _SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
 
@@ -100,7 +101,8 @@ class Encoder:
         if isinstance(v, re.Pattern):
             return {"x": [v.pattern, v.flags]}
         if cls is set or cls is frozenset:
-            return {"set" if cls is set else "fset": [self.encode(x) for x in v]}
+            ordered = sorted(v, key=lambda x: (type(x).__name__, repr(x)))    # the same bytes for equal sets
+            return {"set" if cls is set else "fset": [self.encode(x) for x in ordered]}
         if cls.__name__ == "Change" and cls is _overlay_change():
             return {"o": ["Change", self._attrs(vars(v))]}
         if _CLASSES.get(cls.__name__) is cls:
