@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import syntax as ast
 from .names import bound_names, walk
-from .values import Record, Roll, any_roll, check_built, depth_of, key_form
+from .values import Record, Roll, any_roll, check_built, key_form
 
 EMIT = "$emit"       # a procedure's locals: the emits made so far
 STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
@@ -52,12 +52,22 @@ def static_prefix_length(ruleset, statements) -> int:
     return count
 
 
+_COSTLY = (ast.Call, ast.Apply, ast.Lookup, ast.Locate, ast.Aggregate, ast.ForEach)
+
+
+def worth_keeping(statements) -> bool:
+    """Whether an ending does enough (a call, a stack, a table, a loop) that reusing it beats running it."""
+    return any(isinstance(node, _COSTLY) for node in walk(tuple(statements)))
+
+
 def plan(ruleset, proc, global_names, enabled: bool = True) -> CachePlan:
     """Where a procedure's cached prefix ends and its cached suffix starts, and what each depends on."""
     statements = proc.syntax.body
     k = static_prefix_length(ruleset, statements) if enabled else 0
     j = len(statements) - static_prefix_length(ruleset, statements[::-1]) if enabled else len(statements)
     j = max(j, k)
+    if not worth_keeping(statements[j:]):
+        j = len(statements)      # hashing its key would cost more than running it
     static: set = set()
     if k:
         prefix_lets = {id(st) for st in statements[:k] if isinstance(st, ast.Let)}
@@ -100,8 +110,12 @@ def result_value(value, emitted: dict):
 def bounded_result(value, emitted: dict, rt, pos):
     """``result_value``, with the nesting of results inside results bounded (values.check_built)."""
     value = result_value(value, emitted)
-    if emitted and value.__class__ is Record and depth_of(value) > 1:   # results inside results: bound the nesting
-        check_built(value, rt, pos)
+    if emitted and value.__class__ is Record:
+        for v in value.values():
+            c = v.__class__
+            if c is tuple or c is Record:     # results inside results: bound the nesting
+                return check_built(value, rt, pos)
+        value._depth = 1                      # nothing nests: known without looking again
     return value
 
 

@@ -316,6 +316,21 @@ class Compiler:
     def s_let(self, s: ast.Let, cite):
         value, name, text = self.static_or_expr(s.value), s.name, ast.unparse(s.value)
         if self.untraced:
+            var, field = self.local_read(s.value)
+            if isinstance(s.value, ast.Literal):
+                const = s.value.value
+
+                def let_const(env, rt):
+                    env[name] = const
+                return let_const
+            if var is not None and field is None:
+                def let_name(env, rt):
+                    try:
+                        env[name] = env[var]
+                    except KeyError:
+                        env[name] = value(env, rt)     # its positioned error
+                return let_name
+
             def let_untraced(env, rt):
                 env[name] = value(env, rt)
             return let_untraced
@@ -404,6 +419,15 @@ class Compiler:
     def s_emit(self, s: ast.Emit, cite):
         value, name = self.static_or_expr(s.value), s.name
         if self.untraced:
+            var, field = self.local_read(s.value)
+            if var is not None and field is None:
+                def emit_name(env, rt):
+                    try:
+                        env[_EMIT][name] = env[var]
+                    except KeyError:
+                        env[_EMIT][name] = value(env, rt)     # its positioned error
+                return emit_name
+
             def emit_untraced(env, rt):
                 env[_EMIT][name] = value(env, rt)
             return emit_untraced
@@ -579,6 +603,19 @@ class Compiler:
     def dice_kind(self, spec: ast.DiceSpec) -> DiceKind:
         return roll_kind(self.ruleset, spec)
 
+    def local_read(self, e) -> tuple:
+        """(name, None) for a local variable, (name, field) for a record field of one, else (None, None).
+
+        Closures read these straight from the locals; on any miss they call the compiled expression,
+        which gives the same value or the same positioned error.
+        """
+        if isinstance(e, ast.Name) and e.name not in self.globals:
+            return e.name, None
+        if isinstance(e, ast.Attribute) and isinstance(e.target, ast.Name) and e.target.name not in self.globals \
+                and e.target.name not in self.roll_names:
+            return e.target.name, e.name
+        return None, None
+
     # -- expressions
     def expr(self, e) -> Fn:
         return getattr(self, "e_" + type(e).__name__.lower())(e)
@@ -615,13 +652,20 @@ class Compiler:
         name, pos = e.name, e.pos
         if isinstance(e.target, ast.Name) and e.target.name in self.roll_names and name in _ROLL_FIELDS:
             var, getter = e.target.name, _ROLL_FIELDS[name]
+            slot = _ROLL_SLOTS.get(name)
 
             def roll_field(env, rt):
                 try:
-                    return getter(env[var])
+                    v = env[var]
                 except KeyError:
                     raise AdjudicationError(f"'{var}' has no value here (it is only set on some paths through "
                                             "the procedure)", pos) from None
+                if v.__class__ is Roll:
+                    return v._d[slot] if slot is not None else getter(v)
+                try:            # the name holds something else here: read it like any value
+                    return v[name]
+                except (KeyError, TypeError):
+                    return _slow_attribute(v, name, pos)
             return roll_field
         if isinstance(e.target, ast.Name) and e.target.name not in self.globals:
             var, vpos = e.target.name, e.target.pos
@@ -703,6 +747,7 @@ class Compiler:
                 c = v.__class__
                 if c is tuple or c is Record:     # records inside: bound the nesting
                     return check_built(r, rt, pos)
+            r._depth = 1                          # nothing nests: known without looking again
             return r
         return record
 
@@ -732,26 +777,59 @@ class Compiler:
         left, op, pos = self.expr(e.left), e.op, e.pos
         fn = _BINARY[op]
         if op in _FAST:
+            var, field = self.local_read(e.left)
             if isinstance(e.right, ast.Literal):
                 const = e.right.value
+                if var is not None and field is not None:
+                    def compare_field_const(env, rt):
+                        try:
+                            a = env[var][field]
+                        except (KeyError, TypeError):
+                            a = left(env, rt)       # its positioned error, or a roll's field
+                        try:
+                            return fn(a, const)
+                        except TypeError:
+                            _compare_error(a, const, pos)
+                    return compare_field_const
+                if var is not None:
+                    def compare_name_const(env, rt):
+                        try:
+                            a = env[var]
+                        except KeyError:
+                            a = left(env, rt)       # its positioned error
+                        try:
+                            return fn(a, const)
+                        except TypeError:
+                            _compare_error(a, const, pos)
+                    return compare_name_const
 
                 def compare_const(env, rt):
                     a = left(env, rt)
                     try:
                         return fn(a, const)
                     except TypeError:
-                        raise AdjudicationError(f"cannot compare {type_name(a)} {show(a)} with {type_name(const)} "
-                                                f"{show(const)}", pos) from None
+                        _compare_error(a, const, pos)
                 return compare_const
             right = self.expr(e.right)
+            rvar, rfield = self.local_read(e.right)
+            if var is not None and field is None and rvar is not None and rfield is None:
+                def compare_names(env, rt):
+                    try:
+                        a, b = env[var], env[rvar]
+                    except KeyError:
+                        a, b = left(env, rt), right(env, rt)     # the positioned error
+                    try:
+                        return fn(a, b)
+                    except TypeError:
+                        _compare_error(a, b, pos)
+                return compare_names
 
             def compare(env, rt):
                 a, b = left(env, rt), right(env, rt)
                 try:
                     return fn(a, b)
                 except TypeError:
-                    raise AdjudicationError(f"cannot compare {type_name(a)} {show(a)} with {type_name(b)} {show(b)}",
-                                            pos) from None
+                    _compare_error(a, b, pos)
             return compare
         right = self.expr(e.right)
         raw = _RAW.get(op)
@@ -930,7 +1008,7 @@ class Compiler:
         constants = {p.name: p.default.value for p in proc.params
                      if p.name not in given and isinstance(p.default, ast.Literal)}
         complete = all(p.name in given or p.name in constants for p in proc.params)
-        build = _arguments(args, constants)
+        build = _arguments(args, constants, [self.local_read(a.value) for a in e.args])
         pos = e.pos
 
         if proc.deterministic:
@@ -1076,14 +1154,50 @@ class Compiler:
 _MISSING = object()
 _NO_MATCH = object()
 _SEQUENCES = (str, tuple)
+_ROLL_SLOTS = {"original": 3, "doubles": 4, "dice": 0, "modifier": 2}   # where Roll._d keeps them
 _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d[2], "doubles": lambda r: r._d[4],
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
 
 
-def _arguments(args: list, constants: dict) -> Fn:
+def _arguments(args: list, constants: dict, reads: list) -> Fn:
     """A call's argument dict, built by one closure (no comprehension for the common small calls)."""
     n = len(args)
-    if n == 1:
+    names = [var for var, field in reads if var is not None and field is None]
+    if len(names) == n and n:
+        # every argument is a local variable: read them straight from the locals
+        pairs = tuple((k, var) for (k, _), var in zip(args, names))
+        slow = _arguments(args, {}, [(None, None)] * n)
+        if n == 1:
+            (k1, v1), = pairs
+
+            def made(env, rt):
+                try:
+                    return {k1: env[v1]}
+                except KeyError:
+                    return slow(env, rt)       # the positioned error
+        elif n == 2:
+            (k1, v1), (k2, v2) = pairs
+
+            def made(env, rt):
+                try:
+                    return {k1: env[v1], k2: env[v2]}
+                except KeyError:
+                    return slow(env, rt)
+        elif n == 3:
+            (k1, v1), (k2, v2), (k3, v3) = pairs
+
+            def made(env, rt):
+                try:
+                    return {k1: env[v1], k2: env[v2], k3: env[v3]}
+                except KeyError:
+                    return slow(env, rt)
+        else:
+            def made(env, rt):
+                try:
+                    return {k: env[v] for k, v in pairs}
+                except KeyError:
+                    return slow(env, rt)
+    elif n == 1:
         (k1, f1), = args
         made = lambda env, rt: {k1: f1(env, rt)}  # noqa: E731
     elif n == 2:
@@ -1114,6 +1228,10 @@ def _from_overlay(fn: Fn, pos) -> Fn:
             rt.trace.add("note", "overlay step", None, origin=pos)
         return fn(env, rt)
     return overlay_step
+
+
+def _compare_error(a, b, pos):
+    raise AdjudicationError(f"cannot compare {type_name(a)} {show(a)} with {type_name(b)} {show(b)}", pos) from None
 
 
 def _is_literal_text(text: str, value) -> bool:

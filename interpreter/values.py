@@ -347,27 +347,30 @@ def depth_of(value) -> int:
         try:
             return value._depth
         except AttributeError:
-            children = value.values()
-    elif c is tuple:
-        children = value
-    else:
-        return 0
+            return built_depth(value)
+    if c is tuple:
+        return built_depth(value)
+    return 0
+
+
+def built_depth(value) -> int:
+    """``depth_of`` a list or record just built (so a record cannot know its depth yet): one pass over its items."""
     d = 0
-    for v in children:          # one pass, no call for a record whose depth is known
+    for v in (value.values() if value.__class__ is Record else value):
         vc = v.__class__
         if vc is Record:
             try:
                 vd = v._depth
             except AttributeError:
-                vd = depth_of(v)
+                vd = built_depth(v)
         elif vc is tuple:
-            vd = depth_of(v)
+            vd = built_depth(v)
         else:
             continue
         if vd > d:
             d = vd
     d += 1
-    if c is Record:
+    if value.__class__ is Record:
         value._depth = d
     return d
 
@@ -390,7 +393,7 @@ def check_built(value, rt, pos):
         rt.steps_left -= n // CELLS_PER_STEP
         if rt.steps_left < 0:
             rt.out_of_steps(pos)
-    d = depth_of(value)          # 1 when nothing nests inside
+    d = built_depth(value)       # 1 when nothing nests inside
     if d > limits["nesting"]:
         size_error(f"this builds lists or records nested {d} deep", "nesting", limits["nesting"], pos)
     return value
