@@ -109,8 +109,52 @@ def has_lazy(value) -> bool:
     return False
 
 
-def expand(value) -> list:
-    """Every concrete value a value holding Independents can be, with its probability (Fractions)."""
+MAX_CASES = 200_000
+"""Most concrete cases one expansion may list when the caller gives no budget of its own."""
+
+
+def cases(value) -> int:
+    """How many concrete values ``expand(value)`` would list (before equal ones merge), without listing them."""
+    cls = value.__class__
+    if cls is Independent:
+        n, node = 1, value
+        while node is not None:
+            n *= len(node.factor)
+            node = node.prev
+        return n
+    if (cls is Record or cls is tuple) and has_lazy(value):
+        n = 1
+        for v in (value.values() if cls is Record else value):
+            n *= cases(v)
+        return n
+    return 1
+
+
+def expand(value, limit: int | None = None) -> list:
+    """Every concrete value a value holding Independents can be, with its probability (Fractions).
+
+    More than ``limit`` cases (default MAX_CASES) is refused before any is listed: a list of a hundred
+    independent two-way items is 2**100 cases, which no enumeration can walk.
+    """
+    cls = value.__class__
+    if cls is not Independent and not ((cls is Record or cls is tuple) and has_lazy(value)):
+        return [(value, Fraction(1))]
+    check_cases(cases(value), MAX_CASES if limit is None else limit)
+    return _expand(value)
+
+
+def check_cases(n: int, limit: int) -> None:
+    """Refuse an expansion into more than ``limit`` concrete cases, before listing any."""
+    if n > limit:
+        from .errors import LimitError
+        count = f"{n:,}" if n < 10 ** 15 else f"about 10^{len(str(n)) - 1}"
+        raise LimitError(f"exact odds would have to list {count} cases of a list of independent random items, "
+                         f"more than the limit of {limit:,} (the live-state budget)",
+                         hint="group by a count or sum over the items, or by one item (--by), so the list stays "
+                              "factored; use `umpire simulate` for an estimate, or raise --budget")
+
+
+def _expand(value) -> list:
     cls = value.__class__
     if cls is Independent:
         out = []
@@ -122,7 +166,7 @@ def expand(value) -> list:
         return out
     if cls is Record and has_lazy(value):
         keys = list(value.keys())
-        parts = [expand(value[k]) for k in keys]
+        parts = [_expand(value[k]) for k in keys]
         out = []
         for combo in product(*parts):
             p = Fraction(1)
@@ -131,7 +175,7 @@ def expand(value) -> list:
             out.append((Record(zip(keys, (v for v, _ in combo))), p))
         return _merged(out)
     if cls is tuple and has_lazy(value):
-        parts = [expand(v) for v in value]
+        parts = [_expand(v) for v in value]
         out = []
         for combo in product(*parts):
             p = Fraction(1)

@@ -18,11 +18,13 @@ from .tables import Table
 from .values import Record
 
 DEFAULT_LIMITS = {"steps": 100_000, "loop": 1_000, "depth": 32, "dice": 20,
-                  "list": 100_000, "text": 100_000, "digits": 1_000, "nesting": 64, "sides": 10_000}
+                  "list": 100_000, "text": 100_000, "digits": 1_000, "nesting": 64, "sides": 10_000,
+                  "cells": 6_400_000}
 """Bounds on one adjudication; a ruleset may change them in ruleset.yaml ``limits:`` up to LIMIT_CEILINGS."""
 
 LIMIT_CEILINGS = {"steps": 100_000_000, "loop": 1_000_000, "depth": 200, "dice": 100,
-                  "list": 10_000_000, "text": 10_000_000, "digits": 100_000, "nesting": 200, "sides": 1_000_000}
+                  "list": 10_000_000, "text": 10_000_000, "digits": 100_000, "nesting": 200, "sides": 1_000_000,
+                  "cells": 100_000_000}
 """The most a ruleset may raise each limit to (the schema refuses more)."""
 
 SCALAR_TYPES = {"int", "number", "bool", "text", "any"}

@@ -42,7 +42,7 @@ from .caching import EMIT
 from .compiler import result_value
 from .demand import ALL, project
 from .errors import AdjudicationError, LimitError
-from .independent import Independent, expand, has_lazy, map_items
+from .independent import Independent, cases, check_cases, expand, has_lazy, map_items
 from .names import free_names, walk
 from .operators import truth
 from .runtime import Runtime
@@ -486,7 +486,7 @@ class StateEnumerator:
                 else:      # this call's result is read at once: every concrete result, with its weight
                     plain = memo[key][2]
                     if plain is None:
-                        plain = _plain(dist)
+                        plain = _plain(dist, self.budget)
                         memo[key] = dist, lazy, plain
                     dist = plain
             value = dice.branch(dist)
@@ -539,7 +539,15 @@ class StateEnumerator:
             if out is None:
                 out = states[:i]
             rest = st.lazy.difference(need)
-            for combo in product(*(expand(env[n]) for n in need)):
+            count = 1
+            for n in need:
+                count *= cases(env[n])
+            check_cases(count, self.budget)
+            self.work += count * self.run_cost
+            if self.work > self.work_limit:
+                from .odds import work_error
+                raise work_error(self.work_limit)
+            for combo in product(*(expand(env[n], self.budget) for n in need)):
                 e = env.copy()
                 p = Fraction(st.num, st.den)
                 for n, (v, q) in zip(need, combo):
@@ -808,12 +816,12 @@ class StateEnumerator:
                "estimate, or raise --budget"
 
 
-def _plain(dist: list) -> list:
+def _plain(dist: list, limit: int) -> list:
     """A distribution with its independent lists expanded (for a caller that reads the result at once)."""
     acc: dict = {}
     for v, n, d in dist:
         if has_lazy(v):
-            for w, q in expand(v):
+            for w, q in expand(v, limit):
                 acc[w] = acc.get(w, 0) + Fraction(n, d) * q
         else:
             acc[v] = acc.get(v, 0) + Fraction(n, d)

@@ -336,8 +336,12 @@ def _put(text: str, parts: list, room: list) -> None:
 # ---- size bounds ----------------------------------------------------------------------
 
 CELLS_PER_STEP = 64
-"""Building a list or record of n items costs n // 64 extra steps (and text of n characters n // 1024),
-so ``limits.steps`` also bounds how much one adjudication can build."""
+"""Lists and records of at least this many items are charged for what they build (smaller ones cost their
+statement's step only, so the hot path stays cheap)."""
+
+CHARACTERS_PER_CELL = 16
+"""A text's characters count this many to one list item toward limit 'cells' (a character is a byte,
+an item a reference to a value)."""
 
 
 def depth_of(value) -> int:
@@ -390,9 +394,9 @@ def check_built(value, rt, pos):
         size_error(f"this builds a {'record' if value.__class__ is Record else 'list'} of {n:,} items",
                    "list", limits["list"], pos)
     if n >= CELLS_PER_STEP:
-        rt.steps_left -= n // CELLS_PER_STEP
+        rt.steps_left -= n * limits["steps"] // limits["cells"]
         if rt.steps_left < 0:
-            rt.out_of_steps(pos)
+            _out_of_cells(rt, f"a {'record' if value.__class__ is Record else 'list'} of {n:,} items", pos)
     d = built_depth(value)       # 1 when nothing nests inside
     if d > limits["nesting"]:
         size_error(f"this builds lists or records nested {d} deep", "nesting", limits["nesting"], pos)
@@ -405,10 +409,19 @@ def check_text(text: str, rt, pos) -> str:
     if n > rt.limits["text"]:
         size_error(f"this builds a text of {n:,} characters", "text", rt.limits["text"], pos)
     if n >= 1024:
-        rt.steps_left -= n // 1024
+        limits = rt.limits
+        rt.steps_left -= n * limits["steps"] // (limits["cells"] * CHARACTERS_PER_CELL)
         if rt.steps_left < 0:
-            rt.out_of_steps(pos)
+            _out_of_cells(rt, f"a text of {n:,} characters", pos)
     return text
+
+
+def _out_of_cells(rt, what: str, pos):
+    """Limit 'cells': what an adjudication builds is charged to its steps, ``limits.cells`` items using them all."""
+    cells = rt.limits["cells"]
+    size_error(f"the adjudication ran out of steps building {what}: lists, records and texts it builds cost "
+               f"steps, {cells:,} items in all (or {cells * CHARACTERS_PER_CELL:,} characters) using up "
+               f"limits.steps", "cells", cells, pos)
 
 
 def check_number(value, rt, pos):
