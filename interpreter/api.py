@@ -116,7 +116,10 @@ def read_checked(root: Path, overlays: tuple = ()) -> tuple[Ruleset, list[str]]:
 
 
 def clear_cache() -> None:
+    """Forget what this process has loaded (the on-disk cache is kept: it is keyed by content)."""
+    from . import load_cache
     _CACHE.clear()
+    load_cache.forget()
 
 
 @dataclass
@@ -189,20 +192,11 @@ def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset) -> 
 
 def decisions(ruleset: Ruleset, proc: Procedure) -> set[str]:
     """The names of every decision (``choose NAME``) the procedure, or any procedure it calls, can take."""
-    from . import syntax as ast
-    from .names import walk
-    names, seen, todo = set(), set(), [proc.name]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in ruleset.procedures:
-            continue
-        seen.add(name)
-        for node in walk(ruleset.procedures[name].syntax.body):
-            if isinstance(node, ast.Choose):
-                names.add(node.name)
-            elif isinstance(node, ast.Call):
-                todo.append(node.procedure)
-    return names
+    found = proc.analysis.get("decisions")      # worked out at load (compiler.analyse)
+    if found is None:
+        from .purity import decisions_by_procedure
+        found = decisions_by_procedure(ruleset)[proc.name]
+    return found
 
 
 def check_choices(ruleset: Ruleset, proc: Procedure, choices: dict, doc: Document, path: tuple) -> None:

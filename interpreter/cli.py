@@ -341,10 +341,14 @@ def cmd_test(args) -> int:
         c.overlays = c.overlays + tuple(args.overlays)
     if args.pattern:
         cases = [c for c in cases if args.pattern.lower() in (c.id + " " + (c.title or "")).lower()]
-    results, collector = [], ErrorCollector()
+    from .api import load_ruleset
+    results, collector, rulesets = [], ErrorCollector(), {}
     for case in cases:
         with collector.attempt():
-            results.append(run_case(case))
+            key = (str(case.ruleset_path), case.overlays)     # each ruleset (with its overlays) loaded once
+            if key not in rulesets:
+                rulesets[key] = load_ruleset(case.ruleset_path, case.overlays)
+            results.append(run_case(case, rulesets[key]))
     errors = collector.errors
     passed = sum(r.passed for r in results)
     failed = len(results) - passed

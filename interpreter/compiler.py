@@ -33,7 +33,7 @@ from .model import Procedure, Ruleset, Stack
 from .names import free_names, roll_names, walk
 from .operators import BINARY as _BINARY, COMPARISONS as _FAST, RAW_ARITHMETIC as _RAW, arith_error as _arith_error
 from .operators import truth as _truth
-from .purity import mark_deterministic, pure_expression
+from .purity import decisions_by_procedure, mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
 from .values import (DEAD, Record, Roll, any_roll, brief, check_built, check_number, check_repeat, check_text, key_form,
@@ -92,8 +92,9 @@ def analyse(ruleset: Ruleset) -> None:
     mark_deterministic(ruleset)
     ruleset.rolls_may_hide = rolls_escape(ruleset)
     global_names = set(ruleset.catalogues)
+    decisions = decisions_by_procedure(ruleset)
     for proc in ruleset.procedures.values():
-        proc.analysis = procedure_facts(ruleset, proc, global_names)
+        proc.analysis = dict(procedure_facts(ruleset, proc, global_names), decisions=decisions[proc.name])
 
 
 def procedure_facts(ruleset: Ruleset, proc: Procedure, global_names) -> dict:

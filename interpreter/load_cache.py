@@ -306,6 +306,15 @@ def save_ruleset_entry(key: str, ruleset, warnings: list) -> bool:
     return write("ruleset", key, files, main, bodies)
 
 
+_DOCUMENTS: dict = {}      # key -> Document already read in this process (documents are never changed)
+_DOCUMENTS_KEPT = 512
+
+
+def forget() -> None:
+    """Drop what this process keeps in memory (as a new process would start)."""
+    _DOCUMENTS.clear()
+
+
 def valid_document(path, kind: str, text: str | None = None):
     """A YAML file as a positioned Document that passed the ``kind`` schema (from the cache when it can).
 
@@ -319,39 +328,37 @@ def valid_document(path, kind: str, text: str | None = None):
         return doc
     text = read_text(path)
     key = content_key("document", [("kind", kind), (str(path), text)])
+    doc = _DOCUMENTS.get(key)
+    if doc is not None:
+        return doc
     found = read("document", key)
     if found is not None:
         doc = _document_from(found, str(path), text)
-        if doc is not None:
-            return doc
-    doc = load_yaml(path, text)
-    validate(doc, kind)
-    _save_document(key, doc)
+    if doc is None:
+        doc = load_yaml(path, text)
+        validate(doc, kind)
+        _save_document(key, doc)
+    if len(_DOCUMENTS) >= _DOCUMENTS_KEPT:
+        _DOCUMENTS.clear()
+    _DOCUMENTS[key] = doc
     return doc
 
 
 def _document_from(found, file: str, text: str):
-    from .model_codec import loads
-    from .source import Document
+    from .model_codec import load_document
     try:
-        stored = loads(*found)
-        doc = Document(file, stored["data"], stored["positions"], stored["key_positions"], stored["text_offsets"])
-        doc.text = text
-        if not all(isinstance(d, dict) for d in (doc.positions, doc.key_positions, doc.text_offsets)):
-            return None
-        return doc
-    except Exception:
+        return load_document(file, text, found[1])
+    except Exception:   # a malformed entry is a miss
         return None
 
 
 def _save_document(key: str, doc) -> None:
-    from .model_codec import dumps
+    from .model_codec import dump_document
     try:
-        files, main, _ = dumps({"data": doc.data, "positions": doc.positions, "key_positions": doc.key_positions,
-                                "text_offsets": doc.text_offsets})
+        main = dump_document(doc)
     except Exception:
         return
-    write("document", key, files, main)
+    write("document", key, [], main)
 
 
 def checked_once(what: str, ruleset_key: str | None, value, check) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from fnmatch import fnmatchcase
 from fractions import Fraction
 from pathlib import Path
 
@@ -46,9 +47,18 @@ def ruleset_files(root: Path) -> list[Path]:
     """Every file that makes up the ruleset, in load order (what a cache key depends on)."""
     files = [root / MANIFEST]
     for folder in DEFINITION_FOLDERS:
-        files += sorted((root / folder).glob("*.y*ml"))
-    files += sorted((root / "procedures").glob("*.ump"))
+        files += _matching(root / folder, "*.y*ml")
+    files += _matching(root / "procedures", "*.ump")
     return files
+
+
+def _matching(folder: Path, pattern: str) -> list[Path]:
+    """``sorted(folder.glob(pattern))``, in one directory read (this runs on every load, cached or not)."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith(".") and fnmatchcase(n, pattern))
+    except OSError:
+        return []
+    return [folder / n for n in names]
 
 
 def read_ruleset(root: Path, texts: dict[str, str] | None = None) -> Ruleset:

@@ -40,8 +40,10 @@ def _overlay_change():
     return Change
 
 
-_NODES = {cls.__name__: cls for cls in vars(ast).values()
-          if isinstance(cls, type) and issubclass(cls, ast.Node) and cls is not ast.Node}
+_NODES = {cls.__name__: cls for cls in vars(ast).values()     # the concrete syntax node classes
+          if isinstance(cls, type) and issubclass(cls, ast.Node) and cls._fields
+          and all(hasattr(cls, f) for f in cls._fields)}
+_NODE_FIELDS = {cls: cls._fields for cls in _NODES.values()}
 _CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
                                           Table, DiceKind, CachePlan)}
 _SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE}
@@ -94,7 +96,7 @@ class Encoder:
             syntax = attrs.pop("syntax", None) if "syntax" in attrs else attrs.pop("_syntax", None)
             if syntax is None:
                 syntax = v.syntax
-            self.bodies.append(json.dumps(self.encode(syntax), separators=(",", ":"), allow_nan=True))
+            self.bodies.append(json.dumps(self.syntax(syntax), separators=(",", ":"), allow_nan=True))
             return {"q": [self._attrs(attrs), len(self.bodies) - 1]}
         if isinstance(v, Path):
             return {"path": str(v)}
@@ -111,12 +113,36 @@ class Encoder:
             return {"i": [cls.__name__, self._attrs({f.name: getattr(v, f.name) for f in dataclasses.fields(v)})]}
         raise CodecError(f"cannot store a {cls.__name__} as data")
 
+    def syntax(self, v):
+        """A syntax tree, compactly: a node as {"m": [class, file, line, column, other fields...]} (its position
+        inline) and tuples as plain lists (a syntax tree holds no lists; the decoder makes them tuples again)."""
+        cls = v.__class__
+        if cls is tuple:
+            return [self.syntax(x) for x in v]
+        if cls is list:
+            raise CodecError("a list inside a syntax tree")
+        fields = _NODE_FIELDS.get(cls)
+        if fields is None:
+            return self.encode(v)
+        pos = getattr(v, fields[0]) if fields[0] == "pos" else None
+        if pos.__class__ is Position and pos.end is None:
+            return {"m": [cls.__name__, self.file(pos.file), pos.line, pos.column]
+                    + [self.syntax(getattr(v, f)) for f in fields[1:]]}
+        return {"n": [cls.__name__] + [self.syntax(getattr(v, f)) for f in fields]}
+
     def _attrs(self, attrs: dict) -> list:
         out = []
         for k, x in attrs.items():
             out.append(k)
             out.append(self.encode(x))
         return out
+
+
+_SETTERS = {cls: [getattr(cls, f).__set__ for f in cls._fields] for cls in _NODES.values()}
+
+
+def _tuples(items: list) -> tuple:
+    return tuple(_tuples(x) if x.__class__ is list else x for x in items)
 
 
 def _pairs(items: list) -> dict:
@@ -143,14 +169,30 @@ class Decoder:
         if len(obj) != 1:
             raise CodecError("a stored value has one tag")
         (tag, v), = obj.items()
+        if tag == "m":      # a syntax node with its position inline; lists in it are tuples
+            cls = _NODES[v[0]]
+            setters = _SETTERS[cls]
+            if len(v) - 3 != len(setters):
+                raise CodecError(f"{v[0]} has {len(setters)} fields")
+            node = cls.__new__(cls)
+            key = (v[1], v[2], v[3])
+            pos = self._positions.get(key)
+            if pos is None:
+                pos = self._positions[key] = Position(self.files[v[1]], v[2], v[3])
+            setters[0](node, pos)
+            for i in range(1, len(setters)):
+                x = v[i + 3]
+                setters[i](node, _tuples(x) if x.__class__ is list else x)
+            return node
         if tag == "n":
             cls = _NODES[v[0]]
             node = cls.__new__(cls)
-            fields = cls._fields
-            if len(v) - 1 != len(fields):
-                raise CodecError(f"{v[0]} has {len(fields)} fields")
-            for name, x in zip(fields, v[1:]):
-                object.__setattr__(node, name, x)
+            setters = _SETTERS[cls]
+            if len(v) - 1 != len(setters):
+                raise CodecError(f"{v[0]} has {len(setters)} fields")
+            for i, set_field in enumerate(setters):
+                x = v[i + 1]
+                set_field(node, _tuples(x) if x.__class__ is list else x)
             return node
         if tag == "p":
             key = (v[0], v[1], v[2])
@@ -238,3 +280,41 @@ def loads(files: list[str], text: str, bodies: list = ()):
     """The value ``dumps`` gave; raises CodecError (or ValueError, KeyError...) if the data is malformed.
     Procedure bodies are decoded when first read."""
     return Decoder(files, bodies).loads(text)
+
+
+def dump_document(doc) -> str:
+    """A positioned YAML document (source.Document) as one JSON text: its data, then each position table as
+    rows of [path, line, column] (paths are lists of keys and indexes; every position is in ``doc.file``)."""
+    def rows(table: dict) -> list:
+        out = []
+        for path, pos in table.items():
+            if pos.file != doc.file:
+                raise CodecError("a document's positions are in its own file")
+            out.append([list(path), pos.line, pos.column] + ([list(pos.end)] if pos.end is not None else []))
+        return out
+    return json.dumps([Encoder().encode(doc.data), rows(doc.positions), rows(doc.key_positions),
+                       [[list(p), offset] for p, offset in doc.text_offsets.items()]],
+                      separators=(",", ":"), allow_nan=True)
+
+
+def load_document(file: str, text: str, stored: str | bytes):
+    """The Document ``dump_document`` stored, read from ``file`` whose content is ``text``."""
+    from .source import Document
+    data, positions, keys, offsets = Decoder([]).loads(stored)
+    made: dict = {}
+
+    def table(rows: list) -> dict:
+        out = {}
+        for row in rows:
+            if len(row) == 3:
+                at = (row[1], row[2])
+                pos = made.get(at)
+                if pos is None:
+                    pos = made[at] = Position(file, row[1], row[2])
+            else:
+                pos = Position(file, row[1], row[2], tuple(row[3]))
+            out[tuple(row[0])] = pos
+        return out
+    doc = Document(file, data, table(positions), table(keys), {tuple(p): int(o) for p, o in offsets})
+    doc.text = text
+    return doc

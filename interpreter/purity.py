@@ -42,3 +42,28 @@ def pure_expression(ruleset: Ruleset, e) -> bool:
         if isinstance(node, ast.Call) and not ruleset.procedures[node.procedure].deterministic:
             return False
     return True
+
+
+def decisions_by_procedure(ruleset: Ruleset) -> dict[str, set]:
+    """For each procedure, the names of every decision (``choose NAME``) it or anything it calls can take."""
+    direct: dict[str, tuple[set, set]] = {}
+    for name, proc in ruleset.procedures.items():
+        chooses, calls = set(), set()
+        for node in walk(proc.syntax.body):
+            if isinstance(node, ast.Choose):
+                chooses.add(node.name)
+            elif isinstance(node, ast.Call):
+                calls.add(node.procedure)
+        direct[name] = (chooses, calls)
+    out = {}
+    for name in direct:
+        names, seen, todo = set(), set(), [name]
+        while todo:
+            n = todo.pop()
+            if n in seen or n not in direct:
+                continue
+            seen.add(n)
+            names |= direct[n][0]
+            todo.extend(direct[n][1])
+        out[name] = names
+    return out

@@ -72,12 +72,14 @@ def collect(ruleset_dir) -> list[Case]:
     return cases
 
 
-def _case_situation(case: Case):
+def _case_situation(case: Case, ruleset=None):
     """The situation a case runs: its own, or a situation file with the parts the case overrides.
 
     Each part keeps the position of the file it came from, so an error points at the right line.
+    ``ruleset`` is the case's ruleset when the caller has loaded it already.
     """
-    ruleset = load_ruleset(case.ruleset_path, case.overlays)
+    if ruleset is None:
+        ruleset = load_ruleset(case.ruleset_path, case.overlays)
     data = case.data
     if "situation" not in data:
         return situation_from(case.doc, case.path, data, ruleset)
@@ -108,8 +110,9 @@ def _case_situation(case: Case):
     return situation
 
 
-def run_case(case: Case) -> CaseResult:
-    situation = _case_situation(case)
+def run_case(case: Case, ruleset=None) -> CaseResult:
+    """Run one case and compare its outcome with what it expects (``ruleset``: its ruleset, if loaded)."""
+    situation = _case_situation(case, ruleset)
     outcome = run_situation(situation, seed=case.data.get("seed", 0))
     problems: list[str] = []
     data = case.data
