@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import syntax as ast
 from .names import bound_names, walk
-from .values import Record, Roll, any_roll, check_built, key_form
+from .values import Record, Roll, any_roll, built_depth, check_size, key_form
 
 EMIT = "$emit"       # a procedure's locals: the emits made so far
 STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
@@ -111,11 +111,9 @@ def bounded_result(value, emitted: dict, rt, pos):
     """``result_value``, with the nesting of results inside results bounded (values.check_built)."""
     value = result_value(value, emitted)
     if emitted and value.__class__ is Record:
-        for v in value.values():
-            c = v.__class__
-            if c is tuple or c is Record:     # results inside results: bound the nesting
-                return check_built(value, rt, pos)
-        value._depth = 1                      # nothing nests: known without looking again
+        d = built_depth(value)                # one pass; the record keeps it
+        if d > 1:                             # results inside results: bound the nesting
+            return check_size(value, d, rt, pos)
     return value
 
 

@@ -36,8 +36,8 @@ from .operators import truth as _truth
 from .purity import decisions_by_procedure, mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
-from .values import (DEAD, Record, Roll, any_roll, brief, check_built, check_number, check_repeat, check_text, key_form,
-                     normalise, show, show_cut, size_error, type_name)
+from .values import (DEAD, Record, Roll, any_roll, brief, check_built, check_number, check_repeat, check_size,
+                     check_text, key_form, normalise, show, show_cut, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
 
@@ -604,6 +604,11 @@ class Compiler:
     def dice_kind(self, spec: ast.DiceSpec) -> DiceKind:
         return roll_kind(self.ruleset, spec)
 
+    def local_name(self, e) -> str | None:
+        """The variable a plain local name reads (closures read it with ``env[v] if v in env``), else None."""
+        var, field = self.local_read(e)
+        return var if field is None else None
+
     def local_read(self, e) -> tuple:
         """(name, None) for a local variable, (name, field) for a record field of one, else (None, None).
 
@@ -718,7 +723,20 @@ class Compiler:
                 if v is DEAD:
                     return DEAD
                 raise AdjudicationError(f"'with' updates a record, not {type_name(v)} {show(v)}", pos)
-            return check_built(v.updated({k: f(env, rt) for k, f in fields}), rt, pos)
+            changes = {k: f(env, rt) for k, f in fields}
+            new = v.updated(changes)
+            try:
+                flat = v._depth == 1
+            except AttributeError:
+                flat = False
+            if flat:       # a flat record given flat values stays flat: no need to look at every field again
+                for x in changes.values():
+                    c = x.__class__
+                    if c is tuple or c is Record:
+                        return check_built(new, rt, pos)
+                new._depth = 1
+                return check_size(new, 1, rt, pos)
+            return check_built(new, rt, pos)
         return update
 
     def e_listexpr(self, e: ast.ListExpr):
@@ -742,8 +760,10 @@ class Compiler:
             return lambda env, rt: constant
         fields, pos = [(k, self.expr(v)) for k, v in e.fields], e.pos
 
+        made = _record_maker(fields)
+
         def record(env, rt):
-            r = Record([(k, f(env, rt)) for k, f in fields])
+            r = made(env, rt)
             for v in r.values():
                 c = v.__class__
                 if c is tuple or c is Record:     # records inside: bound the nesting
@@ -764,8 +784,10 @@ class Compiler:
                 return not _truth(v, pos, "'not'")
             return not_
 
+        var = self.local_name(e.operand)
+
         def neg(env, rt):
-            v = operand(env, rt)
+            v = env[var] if var in env else operand(env, rt)
             try:
                 if isinstance(v, bool):
                     raise TypeError
@@ -837,8 +859,11 @@ class Compiler:
         big = 10 ** self.ruleset.limits["digits"]
         repeat = op == "*"
         if raw is not None:
+            lvar, rvar = self.local_name(e.left), self.local_name(e.right)
+
             def arithmetic(env, rt):
-                a, b = left(env, rt), right(env, rt)
+                a = env[lvar] if lvar in env else left(env, rt)
+                b = env[rvar] if rvar in env else right(env, rt)
                 if a.__class__ is bool or b.__class__ is bool:
                     _arith_error(op, a, b, pos)
                 if repeat and (a.__class__ in _SEQUENCES or b.__class__ in _SEQUENCES):
@@ -1018,6 +1043,49 @@ class Compiler:
             keys = tuple(k for k, _ in args)
             fns = tuple(f for _, f in args)
 
+            def pure_miss(given_values: tuple, ids, rt):
+                """A pure call not met at this site with these very values: by value, else run it."""
+                values = dict(zip(keys, given_values))
+                if constants:
+                    values.update(constants)
+                try:
+                    key = tuple([(k, key_form(v)) for k, v in values.items()]) \
+                        if rolls_may_hide and any_roll(values.values()) else tuple(values.items())
+                    found = memo.get(key, _MISSING)
+                except TypeError:
+                    key, found = None, _MISSING
+                if found is _MISSING:
+                    if rt.depth >= rt.max_depth:
+                        return rt.call(proc, values, pos)
+                    rt.depth += 1
+                    try:
+                        found = (proc.run_untraced if complete else proc.run)(values, rt)
+                    finally:
+                        rt.depth -= 1
+                    if key is None:
+                        return found
+                    if len(memo) >= _MEMO_LIMIT:
+                        memo.clear()
+                    memo[key] = found
+                if len(by_id) >= _MEMO_LIMIT:
+                    by_id.clear()
+                by_id[ids] = (given_values, found)
+                return found
+
+            if len(fns) == 1:
+                f1, v1 = fns[0], self.local_name(e.args[0].value)
+
+                def call_pure1(env, rt):
+                    if rt.trace is None and rt.call_hook is None:
+                        # a pure function of its argument: the same argument gives the same result
+                        v = env[v1] if v1 in env else f1(env, rt)
+                        found = by_id.get(id(v))
+                        if found is not None:
+                            return found[1]
+                        return pure_miss((v,), id(v), rt)
+                    return rt.call(proc, build(env, rt), pos)
+                return call_pure1
+
             def call_pure(env, rt):
                 if rt.trace is None and rt.call_hook is None:
                     # a pure function of its arguments: the same arguments give the same result
@@ -1026,32 +1094,7 @@ class Compiler:
                     found = by_id.get(ids)
                     if found is not None:
                         return found[1]
-                    values = dict(zip(keys, given_values))
-                    if constants:
-                        values.update(constants)
-                    try:
-                        key = tuple([(k, key_form(v)) for k, v in values.items()]) \
-                            if rolls_may_hide and any_roll(values.values()) else tuple(values.items())
-                        found = memo.get(key, _MISSING)
-                    except TypeError:
-                        key, found = None, _MISSING
-                    if found is _MISSING:
-                        if rt.depth >= rt.max_depth:
-                            return rt.call(proc, values, pos)
-                        rt.depth += 1
-                        try:
-                            found = (proc.run_untraced if complete else proc.run)(values, rt)
-                        finally:
-                            rt.depth -= 1
-                        if key is None:
-                            return found
-                        if len(memo) >= _MEMO_LIMIT:
-                            memo.clear()
-                        memo[key] = found
-                    if len(by_id) >= _MEMO_LIMIT:
-                        by_id.clear()
-                    by_id[ids] = (given_values, found)
-                    return found
+                    return pure_miss(given_values, ids, rt)
                 return rt.call(proc, build(env, rt), pos)
             return call_pure
 
@@ -1071,15 +1114,21 @@ class Compiler:
         args = {a.name: self.expr(a.value) for a in e.args}
         return self.ruleset.tables[e.table], args.get("row"), args.get("column"), args.get("shift")
 
+    def table_names(self, e) -> tuple:
+        """The local names a lookup's row, column and shift read directly (None where not a plain name)."""
+        names = {a.name: self.local_name(a.value) for a in e.args}
+        return names.get("row"), names.get("column"), names.get("shift")
+
     def e_lookup(self, e: ast.Lookup):
         table, row, column, shift = self.table_args(e)
+        rn, cn, sn = self.table_names(e)
         pos = e.pos
         memo: dict = {}     # (row, column, shift) -> a known cell's value: an untraced lookup's index
 
         def lookup(env, rt):
-            r = row(env, rt)
-            c = column(env, rt) if column is not None else None
-            s = shift(env, rt) if shift is not None else 0
+            r = env[rn] if rn in env else row(env, rt)
+            c = (env[cn] if cn in env else column(env, rt)) if column is not None else None
+            s = (env[sn] if sn in env else shift(env, rt)) if shift is not None else 0
             if rt.trace is None:
                 try:      # classes in the key: True and 1, or a roll and its total, may read differently
                     key = (r.__class__, r, c.__class__, c, s)
@@ -1112,6 +1161,7 @@ class Compiler:
 
     def e_locate(self, e: ast.Locate):
         table, row, column, shift = self.table_args(e)
+        rn, cn, sn = self.table_names(e)
         pos = e.pos
         memo: dict = {}     # (row, column, shift) -> the located headings (a record; values do not change)
 
@@ -1124,9 +1174,9 @@ class Compiler:
                            if table.columns is not None else None})
 
         def locate(env, rt):
-            c = column(env, rt) if column is not None else None
-            s = shift(env, rt) if shift is not None else 0
-            r = row(env, rt) if row is not None else None
+            c = (env[cn] if cn in env else column(env, rt)) if column is not None else None
+            s = (env[sn] if sn in env else shift(env, rt)) if shift is not None else 0
+            r = (env[rn] if rn in env else row(env, rt)) if row is not None else None
             try:
                 key = (r.__class__, r, c.__class__, c, s)
                 found = memo.get(key)
@@ -1158,6 +1208,20 @@ _SEQUENCES = (str, tuple)
 _ROLL_SLOTS = {"original": 3, "doubles": 4, "dice": 0, "modifier": 2}   # where Roll._d keeps them
 _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d[2], "doubles": lambda r: r._d[4],
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
+
+
+def _record_maker(fields: list) -> Fn:
+    """A record expression's record, built without a comprehension for the common small ones."""
+    if len(fields) == 1:
+        (k1, f1), = fields
+        return lambda env, rt: Record({k1: f1(env, rt)})
+    if len(fields) == 2:
+        (k1, f1), (k2, f2) = fields
+        return lambda env, rt: Record({k1: f1(env, rt), k2: f2(env, rt)})
+    if len(fields) == 3:
+        (k1, f1), (k2, f2), (k3, f3) = fields
+        return lambda env, rt: Record({k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt)})
+    return lambda env, rt: Record([(k, f(env, rt)) for k, f in fields])
 
 
 def _arguments(args: list, constants: dict, reads: list) -> Fn:

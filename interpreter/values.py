@@ -368,7 +368,17 @@ def built_depth(value) -> int:
             except AttributeError:
                 vd = built_depth(v)
         elif vc is tuple:
-            vd = built_depth(v)
+            if not v:
+                vd = 1
+            else:          # a list met again (a reused result, an argument): its depth is remembered
+                known = _LIST_DEPTHS.get(id(v))
+                if known is not None and known[0] is v:
+                    vd = known[1]
+                else:
+                    vd = built_depth(v)
+                    if len(_LIST_DEPTHS) >= 4096:
+                        _LIST_DEPTHS.clear()
+                    _LIST_DEPTHS[id(v)] = (v, vd)     # holds the list, so its id is not reused meanwhile
         else:
             continue
         if vd > d:
@@ -377,6 +387,10 @@ def built_depth(value) -> int:
     if value.__class__ is Record:
         value._depth = d
     return d
+
+
+_LIST_DEPTHS: dict = {}
+"""id of a list -> (the list, its depth): lists cannot keep their depth themselves as records do."""
 
 
 def size_error(what: str, limit_name: str, limit: int, pos, detail: str = ""):
@@ -388,6 +402,11 @@ def size_error(what: str, limit_name: str, limit: int, pos, detail: str = ""):
 
 def check_built(value, rt, pos):
     """Bounds on a list or record just built: its length, its nesting, and the work it costs (steps)."""
+    return check_size(value, built_depth(value), rt, pos)
+
+
+def check_size(value, d: int, rt, pos):
+    """``check_built`` of a value whose depth ``d`` is already known."""
     limits = rt.limits
     n = len(value)
     if n > limits["list"]:
@@ -397,7 +416,6 @@ def check_built(value, rt, pos):
         rt.steps_left -= n * limits["steps"] // limits["cells"]
         if rt.steps_left < 0:
             _out_of_cells(rt, f"a {'record' if value.__class__ is Record else 'list'} of {n:,} items", pos)
-    d = built_depth(value)       # 1 when nothing nests inside
     if d > limits["nesting"]:
         size_error(f"this builds lists or records nested {d} deep", "nesting", limits["nesting"], pos)
     return value
