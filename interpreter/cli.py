@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_check(args) -> int:
     from .api import load_ruleset_with_warnings
     from .testing import collect
-    ruleset, warnings = load_ruleset_with_warnings(args.ruleset, tuple(args.overlays), use_cache=False)
+    ruleset, warnings = load_ruleset_with_warnings(args.ruleset, tuple(args.overlays), use_cache=False, lazy=False)
     cases = collect(args.ruleset)
     situations = sorted((ruleset.root / "situations").glob("*.y*ml"))
     from .api import load_situation

@@ -320,12 +320,9 @@ def valid_document(path, kind: str, text: str | None = None):
 
     Text given directly (not read from a file, e.g. typed in the workbench) is never stored.
     """
-    from .schema import validate
-    from .source import load_yaml, read_text
+    from .source import read_text
     if text is not None or folder() is None:
-        doc = load_yaml(path, text)
-        validate(doc, kind)
-        return doc
+        return _read_valid(path, kind, text)
     text = read_text(path)
     key = content_key("document", [("kind", kind), (str(path), text)])
     doc = _DOCUMENTS.get(key)
@@ -335,12 +332,19 @@ def valid_document(path, kind: str, text: str | None = None):
     if found is not None:
         doc = _document_from(found, str(path), text)
     if doc is None:
-        doc = load_yaml(path, text)
-        validate(doc, kind)
+        doc = _read_valid(path, kind, text)
         _save_document(key, doc)
     if len(_DOCUMENTS) >= _DOCUMENTS_KEPT:
         _DOCUMENTS.clear()
     _DOCUMENTS[key] = doc
+    return doc
+
+
+def _read_valid(path, kind: str, text: str | None):
+    from .schema import validate
+    from .source import load_yaml
+    doc = load_yaml(path, text)
+    validate(doc, kind)
     return doc
 
 

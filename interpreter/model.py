@@ -119,6 +119,16 @@ class Procedure:
 
 
 @dataclass
+class Change:
+    """One change an overlay applied, for `umpire diff` and for conflict detection (overlay.py)."""
+
+    group: str          # "tables", "stacks", "catalogues", "procedures"
+    name: str
+    what: str
+    origin: Position
+
+
+@dataclass
 class Ruleset:
     id: str
     title: str
@@ -134,7 +144,7 @@ class Ruleset:
     limits: dict[str, int]
     files: list[str] = field(default_factory=list)
     overlays: list[str] = field(default_factory=list)
-    changes: list = field(default_factory=list)      # what the overlays changed (overlay.Change)
+    changes: list = field(default_factory=list)      # what the overlays changed (Change)
     cache_key: str | None = None   # the on-disk cache key of exactly these sources (load_cache.py), when known
 
     def cite(self, text: str | None) -> str | None:

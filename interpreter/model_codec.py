@@ -26,7 +26,7 @@ from . import syntax as ast
 from .caching import CachePlan
 from .dice import DiceKind
 from .errors import Position
-from .model import Catalogue, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef
+from .model import Catalogue, Change, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef
 from .tables import OFF, UNKNOWN, UNSURE, Axis, ResultCode, Table
 from .values import Record
 
@@ -35,17 +35,12 @@ class CodecError(ValueError):
     """The value cannot be stored as data (encoding), or the data does not describe a model (decoding)."""
 
 
-def _overlay_change():
-    from .overlay import Change
-    return Change
-
-
 _NODES = {cls.__name__: cls for cls in vars(ast).values()     # the concrete syntax node classes
           if isinstance(cls, type) and issubclass(cls, ast.Node) and cls._fields
           and all(hasattr(cls, f) for f in cls._fields)}
 _NODE_FIELDS = {cls: cls._fields for cls in _NODES.values()}
 _CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
-                                          Table, DiceKind, CachePlan)}
+                                          Table, DiceKind, CachePlan, Change)}
 _SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE}
 _SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
 
@@ -105,8 +100,6 @@ class Encoder:
         if cls is set or cls is frozenset:
             ordered = sorted(v, key=lambda x: (type(x).__name__, repr(x)))    # the same bytes for equal sets
             return {"set" if cls is set else "fset": [self.encode(x) for x in ordered]}
-        if cls.__name__ == "Change" and cls is _overlay_change():
-            return {"o": ["Change", self._attrs(vars(v))]}
         if _CLASSES.get(cls.__name__) is cls:
             if hasattr(v, "__dict__"):
                 return {"o": [cls.__name__, self._attrs(vars(v))]}
@@ -215,7 +208,7 @@ class Decoder:
         if tag == "s":
             return _SENTINELS[v]
         if tag == "o":
-            cls = _overlay_change() if v[0] == "Change" else _CLASSES[v[0]]
+            cls = _CLASSES[v[0]]
             obj = cls.__new__(cls)
             obj.__dict__.update(_pairs(v[1]))
             return obj

@@ -14,28 +14,17 @@ citation of the example that revealed it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import syntax as ast
 from .errors import ErrorCollector, InputError, Position, did_you_mean
 from .loader import add_procedures, build_stack, build_table, yaml_expression
-from .model import Ruleset
+from .model import Change, Ruleset
 from .parser import parse_module, parse_steps
 from .schema import validate
 from .source import Document, load_yaml
 from .tables import UNKNOWN
 from .values import freeze, show
-
-
-@dataclass
-class Change:
-    """One applied change, for `umpire diff` and for conflict detection."""
-
-    group: str          # "tables", "stacks", "catalogues", "procedures"
-    name: str
-    what: str
-    origin: Position
 
 
 def apply_overlays(ruleset: Ruleset, paths, texts: dict[str, str] | None = None) -> list[Change]:

@@ -329,17 +329,18 @@ def test_the_default_folder_follows_xdg(monkeypatch, tmp_path):
 
 # ---- what a warm start imports ------------------------------------------------------------------
 
-def test_a_warm_resolve_imports_no_parser_schema_yaml_or_web_library(tmp_path):
+@pytest.mark.parametrize("command", [["resolve", "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml", "--seed", "1"],
+                                     ["test", "rulesets/aslsk"]], ids=["resolve", "test"])
+def test_a_warm_start_imports_no_parser_schema_yaml_or_web_library(command, tmp_path):
     env = dict(os.environ, UMPIRE_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("UMPIRE_CACHE", None)
-    situation = ROOT / "rulesets" / "aslsk" / "situations" / "prep_fire_fg_pbf.yaml"
-    probe = ("import sys\nfrom interpreter.cli import main\ncode = main(['resolve', sys.argv[1], '--seed', '1'])\n"
+    probe = ("import sys\nfrom interpreter.cli import main\ncode = main(sys.argv[1:])\n"
              "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
              "('lark', 'jsonschema', 'ruamel', 'starlette', 'uvicorn', 'matplotlib', 'icepool'))\n"
              "print('HEAVY', heavy, code)\n")
-    first = subprocess.run([sys.executable, "-c", probe, str(situation)], env=env, capture_output=True, text=True)
+    first = subprocess.run([sys.executable, "-c", probe, *command], env=env, capture_output=True, text=True, cwd=ROOT)
     assert "HEAVY [" in first.stdout and "lark" in first.stdout   # a cold cache parses
-    warm = subprocess.run([sys.executable, "-c", probe, str(situation)], env=env, capture_output=True, text=True)
+    warm = subprocess.run([sys.executable, "-c", probe, *command], env=env, capture_output=True, text=True, cwd=ROOT)
     assert "HEAVY [] 0" in warm.stdout, warm.stdout + warm.stderr
 
 
