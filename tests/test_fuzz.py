@@ -11,7 +11,7 @@ import fuzz  # noqa: E402
 
 def test_mutants_of_every_shipped_file_end_in_exit_0_1_or_2():
     files = fuzz.shipped_files()
-    report = fuzz.fuzz(max(300, len(files)), jobs=1, seed=12, timeout=5.0)
+    report = fuzz.fuzz(len(files), jobs=1, seed=12, timeout=5.0)    # each shipped file once: ~20 s of CPU
     assert report["mutants"] >= len(files)             # every shipped file at least once
     assert set(report["by_kind"]) == set(fuzz.KINDS)
     assert report["internal"] == 0 and report["timeouts"] == 0, report["failures"]
