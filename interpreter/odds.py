@@ -350,7 +350,13 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
 def budgeted_odds(situation, by: list[str], budget: int | None = None) -> Report:
     """Exact odds as ``umpire odds --budget N`` asks: N live states at most, and 50 x N steps of work."""
     budget = budget or DEFAULT_BUDGET
-    return exact_odds(situation, by, budget, work=budget * WORK_PER_BUDGET)
+    try:
+        return exact_odds(situation, by, budget, work=budget * WORK_PER_BUDGET)
+    except LimitError as e:
+        doc = getattr(situation, "doc", None)
+        if e.position is None and doc is not None:     # a bound on the whole question: the situation asked it
+            e.position = doc.key_at(tuple(situation.path) + ("procedure",))
+        raise
 
 
 def _narrower(situation, by: list[str], hint: str) -> str:
