@@ -195,6 +195,10 @@ class Worker:
             for f in target.rglob("*"):
                 if f.suffix in (".yaml", ".yml", ".ump"):
                     self.originals[str(f)] = f.read_text(encoding="utf-8")
+            # the unchanged ruleset loaded once, outside any mutant's run, so it stays in the process's
+            # cache: a situation or test mutant then reads only its own file (as a second command would
+            # on a warm cache); loaded inside a mutant's run, it was dropped with the mutant every time
+            self.api.load_ruleset(target)
         return self.copies[ruleset.name]
 
     def run(self, kind: str, original: Path, text: str) -> list[tuple[list[str], int]]:
