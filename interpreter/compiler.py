@@ -20,6 +20,7 @@ functions mean is in operators.py and functions.py.
 from __future__ import annotations
 
 import dataclasses
+from _thread import allocate_lock
 from fractions import Fraction
 from typing import Any, Callable
 
@@ -158,6 +159,7 @@ class Compiler:
                 self.compile_procedure(proc)
             return
         pending = {}
+        self.lock = allocate_lock()
         self.parts = self.ruleset.parts = _PartsOnDemand(pending)
         for proc in self.ruleset.procedures.values():
             pending[proc.name] = self._compile_on_first_use(proc, pending)
@@ -166,8 +168,10 @@ class Compiler:
         """Stand-ins for ``proc.run``, ``proc.run_untraced`` and ``proc.fill_defaults`` that compile it first."""
         def compile_now():
             if proc.name in pending:
-                self.compile_procedure(proc)
-                del pending[proc.name]
+                with self.lock:     # one procedure at a time: compiling uses the compiler's per-procedure state
+                    if proc.name in pending:
+                        self.compile_procedure(proc)
+                        del pending[proc.name]
 
         def run(env, rt):
             compile_now()

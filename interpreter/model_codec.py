@@ -83,7 +83,7 @@ class Encoder:
         if isinstance(v, ast.Node):
             if _NODES.get(cls.__name__) is not cls:
                 raise CodecError(f"unknown syntax node {cls.__name__}")
-            return {"n": [cls.__name__] + [self.encode(getattr(v, f)) for f in v._fields]}
+            return self.syntax(v)
         if isinstance(v, Procedure):
             attrs = dict(vars(v))
             attrs.pop("_syntax_text", None)
