@@ -270,11 +270,14 @@ class Compiler:
 
     def block(self, statements) -> Fn:
         """Run statements in order until one returns; the step budget is charged once per block entry."""
-        fns = tuple(self.statement(s) for s in statements)
-        cost = len(fns)
+        compiled = [(self.statement(s), s) for s in statements]
+        cost = len(compiled)
         if self.untraced:   # statements that only write the trace (notes) do nothing here, but still count
-            fns = tuple(fn for fn in fns if fn is not None)
+            compiled = [(fn, s) for fn, s in compiled if fn is not None]
+        fns = tuple(fn for fn, _ in compiled)
         first = statements[0].pos if statements else None
+        # only a statement with a `return` inside can end the block; the others need no look at their signal
+        ending = [_returns(s) for _, s in compiled]
         if not fns:
             def run_none(env, rt):
                 rt.steps_left -= cost
@@ -290,6 +293,19 @@ class Compiler:
                     rt.out_of_steps(first)
                 return only(env, rt)
             return run_one
+
+        if not any(ending[:-1]):
+            head, last = fns[:-1], fns[-1]
+
+            def run_straight(env, rt):
+                """A block whose statements cannot return before its last one."""
+                rt.steps_left -= cost
+                if rt.steps_left < 0:
+                    rt.out_of_steps(first)
+                for fn in head:
+                    fn(env, rt)
+                return last(env, rt)
+            return run_straight
 
         def run_block(env, rt):
             rt.steps_left -= cost
@@ -1212,6 +1228,17 @@ _SEQUENCES = (str, tuple)
 _ROLL_SLOTS = {"original": 3, "doubles": 4, "dice": 0, "modifier": 2}   # where Roll._d keeps them
 _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d[2], "doubles": lambda r: r._d[4],
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
+
+
+def _returns(s) -> bool:
+    """Whether a statement has a `return` inside (only such a statement can end its block early)."""
+    if s.__class__ is ast.Return:
+        return True
+    if s.__class__ is ast.If:
+        return any(_returns(t) for b in s.branches for t in b.body)
+    if s.__class__ is ast.ForEach:
+        return any(_returns(t) for t in s.body)
+    return False
 
 
 def _record_maker(fields: list) -> Fn:
