@@ -41,6 +41,7 @@ _NODES = {cls.__name__: cls for cls in vars(ast).values()     # the concrete syn
 _NODE_FIELDS = {cls: cls._fields for cls in _NODES.values()}
 _CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
                                           Table, DiceKind, CachePlan, Change)}
+_FIELD_NAMES = {cls: {f.name for f in dataclasses.fields(cls)} for cls in (*_CLASSES.values(), Procedure)}
 _SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE}
 _SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
 
@@ -209,14 +210,20 @@ class Decoder:
             return _SENTINELS[v]
         if tag == "o":
             cls = _CLASSES[v[0]]
+            attrs = _pairs(v[1])
+            if not _FIELD_NAMES[cls] <= attrs.keys():
+                raise CodecError(f"a stored {v[0]} lacks some of its fields")
             obj = cls.__new__(cls)
-            obj.__dict__.update(_pairs(v[1]))
+            obj.__dict__.update(attrs)
             return obj
         if tag == "i":
             return _CLASSES[v[0]](**_pairs(v[1]))
         if tag == "q":
+            attrs = _pairs(v[0])
+            if not _FIELD_NAMES[Procedure] - {"syntax"} <= attrs.keys():
+                raise CodecError("a stored procedure lacks some of its fields")
             proc = LazyProcedure.__new__(LazyProcedure)
-            proc.__dict__.update(_pairs(v[0]))
+            proc.__dict__.update(attrs)
             if not isinstance(v[1], int) or not 0 <= v[1] < len(self.bodies):
                 raise CodecError("a procedure's body is missing")
             proc.__dict__["_syntax_text"] = self.bodies[v[1]]

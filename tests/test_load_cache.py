@@ -238,8 +238,18 @@ def _damage_bad_body(data: bytes) -> bytes:
     return json.dumps(header).encode() + b"\n" + body
 
 
+def _damage_table_without_cells(data: bytes) -> bytes:
+    """A consistent header (checksum right) over a model whose tables lack their cells."""
+    head, _, body = data.partition(b"\n")
+    header = json.loads(head)
+    body = body.replace(b'"cells",', b'"cellz",')
+    import hashlib
+    header["sha256"] = hashlib.sha256(body).hexdigest()
+    return json.dumps(header).encode() + b"\n" + body
+
+
 @pytest.mark.parametrize("damage", [_damage_truncate, _damage_flip, _damage_garbage, _damage_empty, _damage_foreign,
-                                    _damage_other_key, _damage_bad_body])
+                                    _damage_other_key, _damage_bad_body, _damage_table_without_cells])
 def test_a_damaged_or_foreign_entry_is_ignored_and_rebuilt(damage, cache_dir, cli):
     situation = FIXTURE / "situations" / "attack.yaml"
     expected = cli("resolve", situation, "--json", "--seed", "1")
