@@ -126,9 +126,11 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     """
     pos = proc.pos
     if prefix is None and suffix is None:
+        whole = middle if middle is not None else body     # the middle is then the whole body, compiled untraced
+
         def run_plain(env: dict, rt):
             env[EMIT] = emitted = {}
-            signal = body(env, rt)
+            signal = whole(env, rt)
             return bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
         return run_plain
 
