@@ -45,8 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code, short = _run(argv)
     finally:
-        if collecting:
-            gc.enable()
+        (gc.enable if collecting else gc.disable)()   # as the caller had it
     if argv is None and short:
         try:
             sys.stdout.flush()

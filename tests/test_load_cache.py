@@ -388,3 +388,19 @@ def test_clearing_the_cache_removes_its_entries_and_nothing_else(cache_dir, cli)
     assert not entries(cache_dir) and not entries(cache_dir, "document") and keep.read_text() == "not Umpire's"
     api.clear_cache()
     assert cli("resolve", FIXTURE / "situations" / "attack.yaml")[0] == 0
+
+
+def test_the_command_leaves_the_garbage_collector_as_the_caller_had_it(cli):
+    import gc
+    situation = FIXTURE / "situations" / "attack.yaml"
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            for args in (["resolve", situation], ["odds", situation], ["nonsense-command"]):
+                try:
+                    cli(*args)
+                except SystemExit:
+                    pass
+                assert gc.isenabled() is enabled, args
+    finally:
+        gc.enable()
