@@ -317,6 +317,7 @@ def report_json(report, s: Situation, by: list) -> dict:
     data = dict(report.as_json(), situation=s.file, by=list(by))
     if not report.exact:
         data["seed"] = report.seed
+        data["jobs"] = getattr(report, "jobs", 1)
     for row in data["outcomes"]:
         row["stop"] = stop_kind(row["outcome"])
     return data

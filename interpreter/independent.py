@@ -30,7 +30,7 @@ class Independent:
     Built by appending, sharing its prefix (``prev``) with the list it was made from.
     """
 
-    __slots__ = ("prev", "factor", "length", "_key")
+    __slots__ = ("prev", "factor", "length", "_key", "_hash")
 
     def __init__(self, prev: "Independent | None", factor: tuple):
         self.prev, self.factor = prev, factor
@@ -70,7 +70,11 @@ class Independent:
         return other.__class__ is Independent and other.key() == self.key()
 
     def __hash__(self):
-        return hash(self.key())
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = h = hash(self.key())
+            return h
 
     def __repr__(self):
         return "independent[" + ", ".join("{" + ", ".join(f"{i!r}: {p}" for i, p in f) + "}"

@@ -70,10 +70,11 @@ class PathDice(DiceSource):
     fraction arithmetic happens inside the enumeration loop.
     """
 
-    __slots__ = ("given", "given_used", "path", "at", "widths", "num", "den", "lazy_ok", "got_lazy")
+    __slots__ = ("given", "given_used", "path", "at", "widths", "num", "den", "lazy_ok", "got_lazy", "readings")
 
-    def __init__(self, given: list):
+    def __init__(self, given: list, readings: dict | None = None):
         self.given = given
+        self.readings = readings     # roll name -> what is read of it (roll_usage.roll_readings), or None
         self.widths: list[int] = []
         self.lazy_ok = False     # (states.py) may a call's result keep independent lists factored here?
         self.got_lazy = False    # (states.py) did one?
@@ -123,7 +124,8 @@ class PathDice(DiceSource):
             faces = kind.read_given(self.given[self.given_used], f"given dice entry {self.given_used + 1}")
             self.given_used += 1
             return faces
-        outcomes = _outcomes(kind)
+        readings = self.readings
+        outcomes = _outcomes(kind) if not readings or label not in readings else _read_outcomes(kind, readings[label])
         faces, num, den = outcomes[self._choose(len(outcomes))]
         self.num *= num
         self.den *= den
@@ -147,6 +149,29 @@ def _fraction(by_den: dict[int, int]) -> Fraction:
 
 
 _OUTCOME_CACHE: dict[DiceKind, list] = {}
+_READ_CACHE: dict = {}
+
+
+def _read_outcomes(kind: DiceKind, readings: tuple) -> list:
+    """A kind's outcomes told apart only by what is read of the roll (its total, and doubles if read):
+    one representative faces per group, with the group's summed weight (2d6 read by its total: 11)."""
+    key = (id(kind), "doubles" in readings)
+    found = _READ_CACHE.get(key)
+    if found is None or found[0] is not kind:
+        groups: dict = {}
+        for faces, num, den in _outcomes(kind):
+            g = (sum(faces), len(faces) > 1 and faces.count(faces[0]) == len(faces) if key[1] else None)
+            if g in groups:
+                rep, n, d = groups[g]
+                groups[g] = (rep, n * den + num * d, d * den) if d != den else (rep, n + num, d)
+            else:
+                groups[g] = (faces, num, den)
+        out = []
+        for rep, n, d in groups.values():
+            g = math.gcd(n, d)
+            out.append((rep, n // g, d // g))
+        found = _READ_CACHE[key] = (kind, out)
+    return found[1]
 
 
 def _outcomes(kind: DiceKind) -> list:
@@ -298,14 +323,18 @@ class Report:
 
 def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True,
                merge_states: bool = True, factor: bool = True, quick_paths: int = QUICK_PATHS,
-               work: int = DEFAULT_WORK) -> Report:
+               work: int = DEFAULT_WORK, share: bool = True) -> Report:
     """Exact odds of a situation's outcomes grouped by ``by``.
 
     ``merge_states`` enumerates by live states (states.py): branches that reach the same live
     state merge. ``merge_unneeded`` merges sub-results that differ only in fields no grouping can
-    see (demand.py). Turning either off gives the same answer, more slowly (the tests compare them);
-    with both off, every path through the dice is run (the budget then counts paths). Up to
-    ``quick_paths`` paths are first tried one by one, which is cheaper when there are few.
+    see (demand.py). ``factor`` keeps independent lists factored (independent.py), ``share`` lets calls
+    that differ only in fields passed on share a distribution (passed_on.py).
+    Turning any off gives the same answer, more slowly (the tests compare them);
+    with both off, every path through the dice is run (the budget then counts paths). Asked for the
+    whole result (no ``by``), up to ``quick_paths`` paths are first tried one by one: with every
+    field kept, states rarely merge and few paths are cheaper run as they are. With ``by``, states
+    merge, and the state enumeration goes first.
     ``work`` bounds the steps of work in all (each attempt), so no question runs for long unrefused.
     """
     start = time.perf_counter()
@@ -317,7 +346,7 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     else:
         demands, var_demands = {}, {}
     dist, states = None, merge_states and not has_list_choices(situation.choices)
-    if states and quick_paths:
+    if states and quick_paths and not by:
         # few paths: running each is cheaper than tracking states (the answers are the same)
         enum = Enumerator(ruleset, situation.choices, min(budget, quick_paths), demands, work_limit=work)
         try:
@@ -329,7 +358,7 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     if dist is None and states:
         from .states import StateEnumerator
         enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
-                               work=work)
+                               work=work, share=share)
         try:
             found = enum.distribution(situation.procedure, situation.args, situation.dice)
         except LimitError as e:
@@ -383,37 +412,38 @@ def result_fields(situation) -> set:
     return fields
 
 
-def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bool = False) -> Report:
-    """Monte Carlo: ``runs`` seeded adjudications (given dice fixed), grouped like exact odds."""
-    from .dice import GivenDice
+BLOCK_RUNS = 1_000
+"""A simulation is cut into blocks of this many runs, each with its own stream drawn from the seed:
+the counts depend on the seed (and the number of runs) alone, not on how many processes share the blocks."""
+
+MAX_JOBS = 64
+
+
+def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bool = False,
+             jobs: int = 1) -> Report:
+    """Monte Carlo: ``runs`` seeded adjudications (given dice fixed), grouped like exact odds.
+
+    ``jobs`` processes share the blocks of runs (BLOCK_RUNS); the same seed gives the same
+    counts whatever ``jobs`` is.
+    """
     start = time.perf_counter()
+    if not 1 <= jobs <= MAX_JOBS:
+        raise InputError(f"-j must be between 1 and {MAX_JOBS} processes, not {jobs}")
     by = by_keys(by, situation.ruleset)
     rng_seed = seed if seed is not None else SeededDice().seed
-    master = SeededDice(rng_seed)      # one stream for the whole simulation: reproducible from one seed
-    if situation.dice:
-        dice = GivenDice(situation.dice, None, situation.dice_positions)
-        dice.fallback = master
-    else:
-        dice = master
-    counts: dict[str, int] = defaultdict(int)
     check_fields([_run(Runtime(situation.ruleset, SeededDice(rng_seed), None, situation.choices),
                        situation.procedure, situation.args)], by)
+    blocks = [(b, min(BLOCK_RUNS, runs - b * BLOCK_RUNS)) for b in range(-(-runs // BLOCK_RUNS))]
     show_bar = progress and sys.stderr.isatty() and runs >= 2000
-    step = max(1, runs // 100)
-    proc, args, ruleset, choices = situation.procedure, situation.args, situation.ruleset, situation.choices
-    rt = Runtime(ruleset, dice, None, choices)
-    steps = rt.limits["steps"]
-    for i in range(runs):
-        rt.steps_left, rt.depth = steps, 0
-        rt.choice_counts.clear()
-        if dice is not master:
-            dice.used = 0
-            dice.history.clear()
-        counts[group_label(_run(rt, proc, args), by)] += 1
-        if show_bar and i % step == 0:
-            _bar(i, runs, start)
+    counts: dict[str, int] = defaultdict(int)
+    done = 0
+    for block in _blocks_run(situation, rng_seed, by, blocks, jobs):
+        for label, c in block.items():
+            counts[label] += c
+        done += sum(block.values())
+        if show_bar:
+            _bar(done, runs, start)
     if show_bar:
-        _bar(runs, runs, start)
         sys.stderr.write("\n")
     rows = []
     for label, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -422,7 +452,66 @@ def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bo
         rows.append((label, p, se))
     report = Report(rows, Fraction(1), 0, False, runs=runs, seconds=time.perf_counter() - start)
     report.seed = rng_seed
+    report.jobs = jobs
     return report
+
+
+def block_seed(seed: int, block: int) -> int:
+    """The seed of one block's stream (the same on every machine and in every process)."""
+    import random
+    return random.Random(f"umpire simulate seed {seed} block {block}").getrandbits(64)
+
+
+def _simulate_block(situation, seed: int, by, block: int, runs: int) -> dict:
+    """The outcome counts of one block of runs."""
+    from .dice import GivenDice
+    stream = SeededDice(block_seed(seed, block))
+    if situation.dice:
+        dice = GivenDice(situation.dice, None, situation.dice_positions)
+        dice.fallback = stream
+    else:
+        dice = stream
+    proc, args = situation.procedure, situation.args
+    rt = Runtime(situation.ruleset, dice, None, situation.choices)
+    steps = rt.limits["steps"]
+    counts: dict[str, int] = defaultdict(int)
+    for _ in range(runs):
+        rt.steps_left, rt.depth = steps, 0
+        rt.choice_counts.clear()
+        if dice is not stream:
+            dice.used = 0
+            dice.history.clear()
+        counts[group_label(_run(rt, proc, args), by)] += 1
+    return dict(counts)
+
+
+_FORKED: tuple = ()     # (situation, seed, by) in a worker process, inherited when the pool forks
+
+
+def _forked_block(block: tuple):
+    from .errors import UmpireError
+    situation, seed, by = _FORKED
+    try:
+        return _simulate_block(situation, seed, by, *block)
+    except UmpireError:
+        return None         # the parent runs this block itself, to raise the same error with its position
+
+
+def _blocks_run(situation, seed: int, by, blocks: list, jobs: int):
+    """Each block's counts as it finishes: in this process, or in ``jobs`` forked processes."""
+    import multiprocessing
+    if jobs == 1 or len(blocks) == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for block in blocks:        # (where processes cannot fork, the same blocks run here: same counts)
+            yield _simulate_block(situation, seed, by, *block)
+        return
+    global _FORKED
+    _FORKED = (situation, seed, by)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(blocks))) as pool:
+            for block, counts in zip(blocks, pool.imap(_forked_block, blocks)):
+                yield counts if counts is not None else _simulate_block(situation, seed, by, *block)
+    finally:
+        _FORKED = ()
 
 
 def _bar(done: int, total: int, start: float) -> None:
@@ -465,7 +554,9 @@ def render(report: Report, title: str, width: int = 30) -> str:
         lines.append(f"  total {report.total} over {work} "
                      f"({report.memo_hits:,} shared sub-results), {report.seconds * 1000:.1f} ms")
     else:
-        lines.append(f"  {report.runs:,} runs, seed {report.seed}, {report.seconds:.2f} s "
+        jobs = getattr(report, "jobs", 1)
+        lines.append(f"  {report.runs:,} runs, seed {report.seed}" + (f", {jobs} processes" if jobs > 1 else "") +
+                     f", {report.seconds:.2f} s "
                      "(± is one standard error)")
     return "\n".join(lines)
 

@@ -64,3 +64,26 @@ def unordered_rolls(body) -> set[str]:
             safe.add(id(n.operand))
     ordered = {n.name for n in walk(body) if isinstance(n, ast.Name) and n.name in names and id(n) not in safe}
     return names - ordered
+
+
+def roll_readings(body) -> dict[str, tuple[str, ...]]:
+    """For each unordered roll (see ``unordered_rolls``), the readings the procedure takes of it.
+
+    Two rolls with the same readings are the same to everything after them: exact odds by states
+    may merge them (a 2d6 read only by its total is 11 states, not 21). A roll used as a number
+    is read by its final value.
+    """
+    names = unordered_rolls(body)
+    if not names:
+        return {}
+    readings: dict[str, set] = {n: set() for n in names}
+    for n in walk(body):
+        if isinstance(n, ast.Attribute) and isinstance(n.target, ast.Name) and n.target.name in names:
+            readings[n.target.name].add(n.name)
+        elif isinstance(n, ast.Binary) and n.op in _ORDER_FREE_OPS:
+            for side in (n.left, n.right):
+                if isinstance(side, ast.Name) and side.name in names:
+                    readings[side.name].add("final")
+        elif isinstance(n, ast.Unary) and isinstance(n.operand, ast.Name) and n.operand.name in names:
+            readings[n.operand.name].add("final")
+    return {n: tuple(sorted(r)) for n, r in readings.items()}

@@ -43,10 +43,12 @@ from .compiler import result_value
 from .demand import ALL, project
 from .errors import AdjudicationError, LimitError
 from .independent import Independent, cases, check_cases, expand, has_lazy, map_items
-from .names import free_names, walk
+from .names import free_names, roll_names, walk
+from .roll_usage import roll_readings
 from .operators import truth
+from .passed_on import Observed, abstracted, forget, passed_on, put_back
 from .runtime import Runtime
-from .values import DEAD, Roll, holds_roll, key_form, show, type_name
+from .values import DEAD, Record, Roll, holds_roll, key_form, show, type_name
 
 _MISSING = object()
 _STOPPED = object()
@@ -74,7 +76,7 @@ class _Leaf:
 
 
 class _If:
-    __slots__ = ("branches", "key", "pos", "strict", "attr")
+    __slots__ = ("branches", "key", "pos", "strict", "attr", "random")
 
 
 class _For:
@@ -85,6 +87,16 @@ class _Map:
     """``let/emit NAME = list(ELEMENT for VAR in SOURCE)``: keeps an independent source factored."""
     __slots__ = ("fn", "source", "element", "var", "name", "is_emit", "dead", "key", "pos", "strict", "attr",
                  "source_name")
+
+
+class Key:
+    """What tells live states apart after a node: the live variables' names, and for those that hold
+    rolls, how a roll is compared (by what the procedure reads of it, else by its dice)."""
+    __slots__ = ("names", "rolls")
+
+    def __init__(self, names: tuple, rolls: set, readings: dict):
+        self.names = names
+        self.rolls = tuple((i, readings.get(n)) for i, n in enumerate(names) if n in rolls)
 
 
 class _Block:
@@ -208,6 +220,8 @@ class Plan:
         self._compiler = None
         self.globals = set(ruleset.catalogues)
         body = proc.syntax.body
+        self.readings = roll_readings(body)     # rolls told apart only by what is read of them
+        self.rolls = roll_names(body)
         self.dead = self._deadable(body, proc, demand, var_demands) if var_demands is not None else frozenset()
         self.body, _ = self._block(body, set())
         self.dead_params = tuple(p.name for p in proc.params if p.name in self.dead)
@@ -250,8 +264,9 @@ class Plan:
         return frozenset(dead)
 
     # -- liveness, building the plan's blocks backwards
-    def _key_names(self, live) -> tuple:
-        return tuple(sorted(n for n in live if n not in self.globals and n not in self.dead))
+    def _key_names(self, live) -> "Key":
+        return Key(tuple(sorted(n for n in live if n not in self.globals and n not in self.dead)),
+                   self.rolls, self.readings)
 
     def _block(self, statements, live_out: set) -> tuple[_Block, set]:
         live = set(live_out)
@@ -264,7 +279,8 @@ class Plan:
         grouped: list = []
         for node in nodes:
             last = grouped[-1] if grouped else None
-            if node.__class__ is _Leaf and last is not None and last.__class__ is _Leaf and not last.branches:
+            if node.__class__ is _Leaf and last is not None and last.__class__ is _Leaf and not last.branches \
+                    and not node.branches:
                 grouped[-1] = _join(last, node)
             else:
                 grouped.append(node)
@@ -289,6 +305,7 @@ class Plan:
                 branches.append((self.parts[id(b)], b.condition.pos if b.condition is not None else b.pos, block))
             node.branches = tuple(branches)
             node.strict, node.attr = conds, set()
+            node.random = any(self._random(b.condition) for b in s.branches if b.condition is not None)
             return node, live_in | conds
         if isinstance(s, ast.ForEach):
             node = _For()
@@ -303,9 +320,9 @@ class Plan:
                 head = new
             node.body, node.head_key = body, self._key_names(head)
             node.strict, node.attr = free_names(s.source), set()
-            accs = [a for a in _accumulators(s) if a in node.head_key]
+            accs = [a for a in _accumulators(s) if a in node.head_key.names]
             node.acc = accs[0] if len(accs) == 1 else None
-            node.acc_key = tuple(n for n in node.head_key if n != node.acc)
+            node.acc_key = Key(tuple(n for n in node.head_key.names if n != node.acc), self.rolls, self.readings)
             return node, head | free_names(s.source)
         target = _defines(s)
         mapped = self._map(s, live_after)
@@ -329,9 +346,7 @@ class Plan:
                 env[EMIT][emit_dead] = DEAD  # a result field nobody asks for
                 return signal
         node.fn = fn
-        node.branches = any(isinstance(n, (ast.Roll, ast.Choose)) or
-                            (isinstance(n, ast.Call) and not self.ruleset.procedures[n.procedure].deterministic)
-                            for n in walk((s,)))
+        node.branches = self._random(s)
         node.key = self._key_names(live_after)
         node.strict, node.attr = _strictness(s)
         node.lazy_ok = _lazy_call(s, self.ruleset)
@@ -339,6 +354,12 @@ class Plan:
             return node, _reads(s)
         return node, (live_after - ({target} if target else set())) | _reads(s)
 
+
+    def _random(self, s) -> bool:
+        """Whether a statement or expression has a branch point (a roll, a choice, a call that rolls)."""
+        return any(isinstance(n, (ast.Roll, ast.Choose)) or
+                   (isinstance(n, ast.Call) and not self.ruleset.procedures[n.procedure].deterministic)
+                   for n in walk((s,)))
 
     def _map(self, s, live_after: set):
         """A statement that maps each item of a list (kept factored if the list is independent), or None."""
@@ -394,7 +415,7 @@ class StateEnumerator:
     """Exact distributions of procedure results, by live states (see the module docstring)."""
 
     def __init__(self, ruleset, choices: dict, budget: int, demands: dict, var_demands: dict,
-                 factor: bool = True, work: int | None = None):
+                 factor: bool = True, work: int | None = None, share: bool = True):
         from .odds import DEFAULT_WORK, RUN_COST, PathDice, outcome_key
         self._PathDice, self._key = PathDice, outcome_key
         self.work, self.work_limit, self.run_cost = 0, work or DEFAULT_WORK, RUN_COST
@@ -404,6 +425,7 @@ class StateEnumerator:
         self.demands = demands
         self.var_demands = var_demands
         self.factor = factor
+        self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
         self.memo_hits = 0
         self.runs = 0
@@ -431,7 +453,7 @@ class StateEnumerator:
         Values may hold independent lists (independent.py) when factoring is on.
         """
         plan = self.plan(proc)
-        dice = self._PathDice(list(given or []))
+        dice = self._PathDice(list(given or []), plan.readings)
         rt = Runtime(self.ruleset, dice, None, self.choices)
         rt.call_hook = self._hook(rt)
         rt.depth = depth + 1
@@ -471,15 +493,12 @@ class StateEnumerator:
             if procedure.deterministic or dice.pending_given or has_list_choices(self.choices):
                 return rt.invoke(procedure, args)
             key = (procedure.name, self._key(args))
-            dist = memo.get(key)
-            if dist is None:
-                found = self.distribution(procedure, args, depth=rt.depth + 1)
-                dist = sorted(((v, n, d) for v, (n, d) in found.items()), key=lambda x: -x[1] / x[2])
-                lazy = any(has_lazy(v) for v, _, _ in dist)
-                memo[key] = dist, lazy, None
+            entry = memo.get(key)
+            if entry is None:
+                entry = memo[key] = self._entry(procedure, args, rt.depth + 1)
             else:
                 self.memo_hits += 1
-                dist, lazy, plain = memo[key]
+            dist, lazy, plain = entry
             if lazy:
                 if dice.lazy_ok:
                     dice.got_lazy = True
@@ -495,6 +514,42 @@ class StateEnumerator:
             return value
         return call
 
+    def _entry(self, procedure, args: dict, depth: int) -> tuple:
+        """A call's memo entry: (distribution sorted most likely first, holds independent lists, expanded).
+
+        Calls that differ only in record fields the procedure passes on share one distribution
+        (passed_on.py), computed with holes in those fields, which each call fills with its own values.
+        """
+        spec = passed_on(self.ruleset, procedure) if self.share else None
+        if spec:
+            found = abstracted(procedure.name, args, spec)
+            if found is not None:
+                shared_args, values = found
+                key = (procedure.name, self._key(shared_args))
+                shared = self.memo.get(key)
+                if shared is None:
+                    try:
+                        shared = self.memo[key] = self._entry(procedure, shared_args, depth)
+                    except Observed as e:
+                        if e.args[0][0] != procedure.name:
+                            raise       # a hole of a caller's: the caller gives up, not this call
+                        forget(self.ruleset, procedure)
+                        shared = None
+                else:
+                    self.memo_hits += 1
+                if shared is not None:
+                    dist, lazy, _ = shared
+                    acc: dict = {}
+                    for v, n, d in dist:
+                        v = put_back(v, values)
+                        found = acc.get(v)
+                        acc[v] = (n, d) if found is None else _add(found, n, d)
+                    dist = sorted(((v, n, d) for v, (n, d) in acc.items()), key=lambda x: -x[1] / x[2])
+                    return dist, lazy, None
+        found = self.distribution(procedure, args, depth=depth)
+        dist = sorted(((v, n, d) for v, (n, d) in found.items()), key=lambda x: -x[1] / x[2])
+        return dist, any(has_lazy(v) for v, _, _ in dist), None
+
     # -- running statements over states
     def _block(self, block: _Block, states: list, outcomes: dict, rt, plan: Plan) -> list:
         cost = block.cost
@@ -507,9 +562,12 @@ class StateEnumerator:
                 states = self._concrete(states, node.strict, node.attr)
             cls = node.__class__
             if cls is _Leaf:
-                rt.dice.lazy_ok = node.lazy_ok and self.factor
-                states = self._run(node.fn, states, outcomes, rt, plan, node.writes, node.emits)
-                rt.dice.lazy_ok = False
+                if node.branches:
+                    rt.dice.lazy_ok = node.lazy_ok and self.factor
+                    states = self._run(node.fn, states, outcomes, rt, plan, node.writes, node.emits)
+                    rt.dice.lazy_ok = False
+                else:
+                    states = self._run_plain(node.fn, states, outcomes, rt, plan, node.writes, node.emits)
             elif cls is _If:
                 states = self._if(node, states, outcomes, rt, plan)
             elif cls is _For:
@@ -518,7 +576,8 @@ class StateEnumerator:
                 states = self._map(node, states, outcomes, rt, plan)
             if not states:
                 return states
-            if len(states) > 1:
+            # a leaf without a branch point maps each (merged) state to one: merging waits for the next node
+            if len(states) > 1 and (cls is not _Leaf or node.branches):
                 states = self._merge(states, node.key, node)
         return states
 
@@ -538,23 +597,87 @@ class StateEnumerator:
                 continue
             if out is None:
                 out = states[:i]
-            rest = st.lazy.difference(need)
-            count = 1
-            for n in need:
-                count *= cases(env[n])
-            check_cases(count, self.budget)
-            self.work += count * self.run_cost
-            if self.work > self.work_limit:
-                from .odds import work_error
-                raise work_error(self.work_limit)
-            for combo in product(*(expand(env[n], self.budget) for n in need)):
-                e = env.copy()
-                p = Fraction(st.num, st.den)
-                for n, (v, q) in zip(need, combo):
-                    e[n] = v
-                    p *= q
-                out.append(State(e, p.numerator, p.denominator, st.given, st.steps, st.loops, rest, st.origin))
+            out.extend(self._expanded(st, need))
         return states if out is None else out
+
+    def _expanded(self, st: State, need: list) -> list:
+        """One state per concrete value of the independent lists in ``need``, with its weight.
+
+        The same random list may sit in several places (a variable, its copy, an emitted field, a longer
+        list built on it): every place that shares a random item with the lists read gets the same
+        concrete items, so expanding one never draws another's items again.
+        """
+        env = st.env
+        held: dict = {}                     # every independent list in the state, by identity
+        for name, v in env.items():
+            for x in (v.values() if name == EMIT else (v,)):
+                _collect(x, held)
+        chains = {k: _chain(ind) for k, ind in held.items()}
+        wanted: dict = {}
+        for n in need:
+            _collect(env[n], wanted)
+        nodes = {id(node): node for k in wanted for node in chains[k]}
+        grown = True
+        while grown:                        # lists sharing a random item with those expanded go with them
+            grown = False
+            for k, chain in chains.items():
+                if k not in wanted and any(id(node) in nodes for node in chain):
+                    wanted[k] = held[k]
+                    for node in chain:
+                        nodes[id(node)] = node
+                    grown = True
+        order = list(nodes.values())
+        count = 1
+        for node in order:
+            count *= len(node.factor)
+        check_cases(count, self.budget)
+        self._charge(count * self.run_cost)
+        out = []
+        for combo in product(*(node.factor for node in order)):
+            item = {id(node): x for node, (x, _) in zip(order, combo)}
+            p = Fraction(st.num, st.den)
+            for _, q in combo:
+                p *= q
+            concrete = {k: tuple(item[id(node)] for node in chains[k]) for k in wanted}
+            e = {}
+            for name, v in env.items():
+                if name == EMIT:
+                    e[name] = {f: _put(x, concrete) for f, x in v.items()}
+                else:
+                    e[name] = _put(v, concrete)
+            lazy = frozenset(n for n in st.lazy if has_lazy(e[n]))
+            out.append(State(e, p.numerator, p.denominator, st.given, st.steps, st.loops, lazy, st.origin))
+        return out
+
+    def _charge(self, work: int) -> None:
+        """Count work toward the limit on the whole question ('odds work')."""
+        self.work += work
+        if self.work > self.work_limit:
+            from .odds import work_error
+            raise work_error(self.work_limit)
+
+    def _run_plain(self, fn, states, outcomes, rt, plan, writes, emits) -> list:
+        """Run a closure without branch points on every state: each state goes on as one state
+        (updated in place: a state belongs to one list at a time), ends with a result, or stops."""
+        out = []
+        for st in states:
+            rt.steps_left = st.steps
+            env = _own_env(st.env, writes, emits)
+            try:
+                signal = fn(env, rt)
+            except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                self._outcome(outcomes, plan, _stop(e), st.num, st.den)
+                continue
+            self.runs += 1
+            self._charge(st.steps - rt.steps_left + self.run_cost)
+            if signal is None:
+                if st.lazy and writes:
+                    st.lazy = frozenset(n for n, v in env.items() if n != EMIT and has_lazy(v))
+                st.env, st.steps = env, rt.steps_left
+                out.append(st)
+            else:
+                self._outcome(outcomes, plan, result_value(signal.value, env[EMIT]), st.num, st.den)
+        return out
 
     def _run(self, fn, states, outcomes, rt, plan, writes, emits, collect=None) -> list:
         """Run one closure on every state, every way its branch points can go (an odometer over them)."""
@@ -567,29 +690,21 @@ class StateEnumerator:
                 dice.given_used, dice.path, dice.at, dice.num, dice.den = st.given, path, 0, 1, 1
                 dice.got_lazy = False
                 rt.steps_left = st.steps
-                if writes:
-                    env = st.env.copy()
-                    if emits:
-                        env[EMIT] = env[EMIT].copy()
-                else:
-                    env = st.env
+                env = _own_env(st.env, writes, emits)
                 try:
                     signal = fn(env, rt)
                 except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
                     self._outcome(outcomes, plan, stop(e), st.num * dice.num, st.den * dice.den)
                     signal = _STOPPED
                 self.runs += 1
-                self.work += st.steps - rt.steps_left + self.run_cost
-                if self.work > self.work_limit:
-                    from .odds import work_error
-                    raise work_error(self.work_limit)
+                self._charge(st.steps - rt.steps_left + self.run_cost)
                 if collect is not None:
                     if signal is not _STOPPED:
                         collect.append((signal, State(env, st.num * dice.num, st.den * dice.den, dice.given_used,
                                                       rt.steps_left, st.loops, st.lazy, st.origin)))
                 elif signal is None:
                     lazy = st.lazy
-                    if lazy or dice.got_lazy:
+                    if (lazy and writes) or dice.got_lazy:
                         lazy = frozenset(n for n, v in env.items() if n != EMIT and has_lazy(v))
                     out.append(State(env, st.num * dice.num, st.den * dice.den, dice.given_used, rt.steps_left,
                                      st.loops, lazy, st.origin))
@@ -613,11 +728,28 @@ class StateEnumerator:
                 if c is not False:
                     truth(c, pos)
             return -1
-        picked: list = []
-        self._run(which, states, outcomes, rt, plan, False, False, collect=picked)
         groups: dict = {}
-        for i, st in picked:
-            groups.setdefault(i, []).append(st)
+        if node.random:
+            picked: list = []
+            self._run(which, states, outcomes, rt, plan, False, False, collect=picked)
+            for i, st in picked:
+                groups.setdefault(i, []).append(st)
+        else:       # conditions without branch points: one answer per state
+            stop = _stop
+            for st in states:
+                rt.steps_left = st.steps
+                try:
+                    i = which(st.env, rt)
+                except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                    self._outcome(outcomes, plan, stop(e), st.num, st.den)
+                    continue
+                self.runs += 1
+                self._charge(st.steps - rt.steps_left + self.run_cost)
+                found = groups.get(i)
+                if found is None:
+                    groups[i] = [st]
+                else:
+                    found.append(st)
         out = groups.pop(-1, [])
         for i, group in groups.items():
             out.extend(self._block(branches[i][2], group, outcomes, rt, plan))
@@ -681,7 +813,7 @@ class StateEnumerator:
                         st.lazy = st.lazy - {acc}
         return finished
 
-    def _factor(self, states: list, acc: str, names: tuple, parents: list) -> list:
+    def _factor(self, states: list, acc: str, names: Key, parents: list) -> list:
         """The states of one round that came from the same state and differ only in the item the round
         appended to ``acc``: one state, whose list gains a factor (that item's distribution)."""
         groups: dict = {}
@@ -769,18 +901,21 @@ class StateEnumerator:
             out.extend(self._run(node.fn, plain, outcomes, rt, plan, True, node.is_emit))
         return out
 
-    def _state_key(self, st: State, names: tuple):
+    def _state_key(self, st: State, key: Key):
         env = st.env
-        values = [env.get(n, _MISSING) for n in names]
+        values = [env.get(n, _MISSING) for n in key.names]
         emitted = env[EMIT]
         if self.rolls_may_hide:
             return (tuple([key_form(v) for v in values]), tuple([(k, key_form(v)) for k, v in emitted.items()]),
                     st.given, st.loops)
-        return (tuple([v.frozen if v.__class__ is Roll else v for v in values]),
-                tuple([(k, v.frozen if v.__class__ is Roll else v) for k, v in emitted.items()]),
-                st.given, st.loops)
+        # rolls sit only in the variables they were rolled into (never in records, lists or emits)
+        for i, fields in key.rolls:
+            v = values[i]
+            if v.__class__ is Roll:
+                values[i] = ("roll",) + tuple([getattr(v, f) for f in fields]) if fields is not None else v.frozen
+        return tuple(values), tuple(emitted.items()), st.given, st.loops
 
-    def _merge(self, states: list, names: tuple, node) -> list:
+    def _merge(self, states: list, names: Key, node) -> list:
         """States that agree on every live value (and loop position, given dice, wanted emits) become one."""
         merged: dict = {}
         state_key = self._state_key
@@ -814,6 +949,56 @@ class StateEnumerator:
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
                "estimate, or raise --budget"
+
+
+def _own_env(env: dict, writes: bool, emits: bool) -> dict:
+    """The locals a closure runs on: a copy if it writes (and of the emits if it emits), else the state's own."""
+    if not writes:
+        return env
+    env = env.copy()
+    if emits:
+        env[EMIT] = env[EMIT].copy()
+    return env
+
+
+def _collect(value, found: dict) -> None:
+    """Every independent list inside ``value`` (by identity) into ``found``."""
+    cls = value.__class__
+    if cls is Independent:
+        found[id(value)] = value
+    elif (cls is Record or cls is tuple) and has_lazy(value):
+        for v in (value.values() if cls is Record else value):
+            _collect(v, found)
+
+
+def _chain(ind: Independent) -> list:
+    """The list's items' nodes, first to last (a longer list built on another shares its nodes)."""
+    out = []
+    while ind is not None:
+        out.append(ind)
+        ind = ind.prev
+    out.reverse()
+    return out
+
+
+def _put(value, concrete: dict):
+    """``value`` with each independent list named in ``concrete`` (by identity) replaced by its items."""
+    cls = value.__class__
+    if cls is Independent:
+        return concrete.get(id(value), value)
+    if cls is Record and has_lazy(value):
+        return Record([(k, _put(v, concrete)) for k, v in value.items()])
+    if cls is tuple and has_lazy(value):
+        return tuple([_put(v, concrete) for v in value])
+    return value
+
+
+def _add(found: tuple, num: int, den: int) -> tuple:
+    if found[1] == den:
+        return found[0] + num, den
+    n, d = found[0] * den + num * found[1], found[1] * den
+    g = math.gcd(n, d)
+    return n // g, d // g
 
 
 def _plain(dist: list, limit: int) -> list:
