@@ -120,6 +120,11 @@ class _Dead:
     def __getitem__(self, key):
         return self
 
+    def __iter__(self):
+        # no items: a loop or an `in` over it ends at once (with only __getitem__, Python would
+        # iterate it forever: `x in DEAD` hung `umpire odds --by` on an ASLSK ordnance situation)
+        return iter(())
+
     def _absorb(self, *other):
         return self
 
