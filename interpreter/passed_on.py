@@ -60,7 +60,10 @@ class Hole:
     def _observed(self, *args):
         raise Observed(self.where)
 
-    __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __str__ = __repr__ = __format__ = _observed
+    def __repr__(self):         # for debugging only: the language shows values with str()/format
+        return f"<passed on: {'.'.join(self.where)}>"
+
+    __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __str__ = __format__ = _observed
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _observed
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __neg__ = __int__ = __float__ = __index__ = _observed
     __len__ = __iter__ = __contains__ = __getitem__ = _observed
