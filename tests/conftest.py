@@ -8,6 +8,17 @@ ROOT = Path(__file__).resolve().parent.parent
 RULESETS = sorted(p for p in (ROOT / "rulesets").iterdir() if (p / "ruleset.yaml").is_file())
 FIXTURE = ROOT / "tests" / "fixtures" / "mini"
 
+PARITY_SKIPPED: list[str] = []
+"""Exact-odds parity comparisons (tests/test_states.py) left out because the path reference is too long."""
+
+
+def pytest_terminal_summary(terminalreporter):
+    """List the parity comparisons that were not made, so the report says what was not checked."""
+    if PARITY_SKIPPED:
+        terminalreporter.write_sep("-", f"exact-odds parity: {len(PARITY_SKIPPED)} comparison(s) not made")
+        for line in PARITY_SKIPPED:
+            terminalreporter.write_line(f"  {line}")
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _load_cache_folder(tmp_path_factory):

@@ -1,7 +1,9 @@
-"""Exact odds by live states (states.py), factored independent lists (independent.py) and --by expressions.
+"""Exact odds by live states (states.py), factored independent lists (independent.py), shared distributions
+(passed_on.py) and --by expressions.
 
 Every distribution is compared with the path enumeration (every path through the dice run
-on its own), which shares nothing but memoised sub-procedure results.
+on its own), which shares nothing but memoised sub-procedure results: on every shipped situation
+(whole result and each field, free and given dice) and every test case (free and given dice).
 """
 
 from fractions import Fraction
@@ -13,7 +15,7 @@ from interpreter.api import load_situation
 from interpreter.errors import InputError, LimitError, UmpireError
 from interpreter.odds import exact_odds
 
-from conftest import FIXTURE, ROOT, RULESETS, write_ruleset
+from conftest import FIXTURE, PARITY_SKIPPED, ROOT, RULESETS, write_ruleset
 
 
 def shares(report):
@@ -25,82 +27,99 @@ def _situations():
     return [pytest.param(p, id=f"{p.parent.parent.name}/{p.stem}") for p in paths]
 
 
-FIELD_BY_FIELD = {"prep_fire_fg_pbf", "morale_check_boxcars_elr", "ptc_illustration", "k_result_illustration"}
-
-
 def _fields(s):
     from interpreter.odds import result_fields
     return sorted(result_fields(s))
 
 
-def _same_every_way(s, by, variants=True):
-    """States with and without factoring (and, for the whole result, without demand merging), against paths.
+# ---- parity: states against paths, on every shipped situation and every test case ---------------------------
+#
+# The reference runs every path through the dice on its own, with nothing merged (no live states, no demand
+# analysis, no factored lists, no shared distributions): correct by construction, it shares only memoised
+# sub-procedure results. A comparison whose reference would run more than REFERENCE_PATHS paths is skipped
+# and listed at the end of the run (conftest.py prints the list); every other comparison must agree exactly.
 
-    Where running every path would take too long, the reference is the state enumeration with
-    factoring and demand merging off; where even that is too big, the question is skipped.
-    """
-    options = [{}, {"factor": False}] + ([{"merge_unneeded": False}] if not by else []) if variants else [{}]
+REFERENCE_PATHS = 5_000
+STATE_BUDGET = 200_000
+
+KNOWN_WRONG = {("aslsk/ordnance_75mm_at_gun_itt", "given", "checks"),
+               ("aslsk/ordnance_88mm_itt_hit_with_acquisition", "given", "checks")}
+"""Groupings that give a wrong answer today (already on main before this test was widened from the first field
+to every field): in a fresh process, `umpire odds SITUATION --by checks` stops with "this condition gave _Dead"
+in fire.ump's unit_state (a unit field the demand analysis, demand.py, left unused reaches a condition); a
+process that ran the same situation without demand merging first answers right, so the fault is in what
+the demand merging lets through or caches. Not compared (the answer depends on what ran before); listed
+at the end of the run."""
+
+
+def _reference(s):
+    """Every outcome's exact weight, each path run on its own (None when over REFERENCE_PATHS paths)."""
+    from interpreter.odds import Enumerator
     try:
-        reference = shares(exact_odds(s, by, budget=REFERENCE_PATHS, merge_states=False))
+        return Enumerator(s.ruleset, s.choices, REFERENCE_PATHS).distribution(s.procedure, s.args, s.dice)
     except LimitError:
-        try:
-            reference = shares(exact_odds(s, by, budget=REFERENCE_PATHS, quick_paths=0, factor=False, merge_unneeded=False))
-        except LimitError:
-            pytest.skip("too many paths and states for a reference enumeration")
-        options = [{}]
+        return None
+
+
+def _grouped(dist, s, by):
+    from interpreter.grouping import by_keys, group
+    return dict(group(dist, by_keys(by, s.ruleset)))
+
+
+def _same_every_way(s, by, variants=True, what="", reference=None) -> bool:
+    """States (by default, and with factoring, sharing or demand merging off) against the path reference;
+    False (and listed) when the reference would be too long to run."""
+    dist = reference if reference is not None else _reference(s)
+    if dist is None:
+        PARITY_SKIPPED.append(f"{what} by {', '.join(by) or 'the whole result'}: more than {REFERENCE_PATHS:,} paths")
+        return False
+    expected = _grouped(dist, s, by)
+    options = [{}] + ([{"factor": False}, {"share": False}, {"merge_unneeded": False}] if variants else [])
     for o in options:
-        try:
-            got = shares(exact_odds(s, by, budget=200_000, quick_paths=0, **o))
-        except LimitError:
-            if o:
-                continue     # the slower variants may exceed the budget; the default must not
-            raise
-        assert got == reference, (by, o)
+        assert shares(exact_odds(s, by, budget=STATE_BUDGET, quick_paths=0, **o)) == expected, (by, o)
+    return True
 
 
-# The reference runs every path on its own: above this many it is skipped, so the suite stays within
-# CI's time on two cores (the closed-form and small-ruleset tests below cover large questions).
-REFERENCE_PATHS = 500
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("path", _situations())
 @pytest.mark.parametrize("dice", ["free", "given"])
 def test_states_give_the_path_distributions_on_every_shipped_situation(path, dice):
+    """The whole result (every way) and each of its fields as the grouping."""
     s = load_situation(path)
     if dice == "free":
         s.dice, s.dice_positions = [], []
-    fields = _fields(s)
-    for f in [None] + (fields if "fixtures" in str(path) or path.stem in FIELD_BY_FIELD else fields[:1]):
+    what = f"{path.parent.parent.name}/{path.stem} ({dice} dice)"
+    reference = _reference(s)
+    if reference is None:
+        PARITY_SKIPPED.append(f"{what}: more than {REFERENCE_PATHS:,} paths")
+        pytest.skip(f"the path reference would run more than {REFERENCE_PATHS:,} paths")
+    for f in [None] + _fields(s):
+        if (f"{path.parent.parent.name}/{path.stem}", dice, f) in KNOWN_WRONG:
+            PARITY_SKIPPED.append(f"{what} by {f}: not compared, known wrong (demand analysis; see KNOWN_WRONG)")
+            continue
         try:
-            _same_every_way(s, [f] if f else [])
+            _same_every_way(s, [f] if f else [], variants=f is None, what=what, reference=reference)
         except InputError:
             assert f is not None      # a field emitted only on paths this situation never takes
 
 
-
 def _cases():
     from interpreter.testing import collect
-    out = []
-    for root in RULESETS + [FIXTURE]:
-        # every third case of a shipped ruleset (all of the fixture's): the whole set takes too long for CI
-        for i, case in enumerate(collect(root)):
-            if root == FIXTURE or i % 3 == 0:
-                out.append(pytest.param(case, id=f"{root.name}/{case.id}"))
-    return out
+    return [pytest.param(case, id=f"{root.name}/{case.id}") for root in RULESETS + [FIXTURE] for case in collect(root)]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("case", _cases())
 def test_states_give_the_path_distributions_on_every_test_case(case):
+    """The whole result, with the case's dice and with every die free."""
     from interpreter.testing import _case_situation
     try:
         s = _case_situation(case)
     except UmpireError:
         pytest.skip("a case about invalid input: there is no distribution")
-    _same_every_way(s, [], variants=False)
+    compared = _same_every_way(s, [], variants=False, what=f"{case.id} (given dice)")
     s.dice, s.dice_positions = [], []
-    _same_every_way(s, [], variants=False)
+    compared += _same_every_way(s, [], variants=False, what=f"{case.id} (free dice)")
+    if not compared:
+        pytest.skip(f"the path reference would run more than {REFERENCE_PATHS:,} paths")
 
 
 INDEPENDENT = {
@@ -182,3 +201,54 @@ def test_the_state_budget_names_the_state_count_and_the_fields_to_group_by(tmp_p
         exact_odds(s, [], budget=5)
     text = str(e.value)
     assert "live states" in text and "--by" in text and "states" in e.value.hint
+
+
+SHARED = dict(INDEPENDENT, **{
+    "procedures/shared.ump":
+        "procedure copied(targets: list[unit]):\n"
+        "    let flags = []\n"
+        "    for each u in targets:\n"
+        "        let r = call check(unit: u)\n"
+        "        set flags = flags + [r.broken]\n"
+        "    emit flags = flags\n"
+        "    emit broken = count(x for x in flags if x)\n\n"
+        "procedure shout(unit: unit):\n"
+        "    roll d = d6\n"
+        "    if d == 6:\n"
+        "        fail \"{unit}\"\n"
+        "    return unit\n",
+})
+
+
+def test_a_random_list_and_its_emitted_copy_expand_to_the_same_items(tmp_path):
+    """`emit flags = flags` keeps the list factored; reading it afterwards must give the copy the same items
+    (it once double-counted: each concrete list kept the whole factored copy)."""
+    body = "ruleset: ..\nprocedure: copied\ninputs:\n  targets:\n" + "".join(
+        f"    - {{id: U{i}, counter: rifle}}\n" for i in range(3))
+    root = write_ruleset(tmp_path, dict(SHARED, **{"situations/c.yaml": body}))
+    s = load_situation(root / "situations/c.yaml")
+    got = shares(exact_odds(s, []))
+    assert sum(got.values()) == 1 and len(got) == 8          # each of the 2^3 lists once, with its count
+    for by in ([], ["flags"], ["broken"], ["flags", "broken"]):
+        assert _same_every_way(s, by)
+
+
+def test_calls_differing_only_in_passed_on_fields_share_one_distribution(tmp_path):
+    from interpreter.passed_on import Hole, Observed, passed_on
+    s = _volley(tmp_path, 4)
+    check = s.ruleset.procedures["check"]
+    read = passed_on(s.ruleset, check)["unit"]
+    assert "id" not in read and "counter" not in read          # the check copies the unit, reads neither
+    root = write_ruleset(tmp_path / "b", SHARED)
+    from interpreter.api import load_ruleset
+    assert passed_on(load_ruleset(root), load_ruleset(root).procedures["shout"]) == {}   # prints the unit
+    by = ['count(u for u in units if u.state == "broken")', "units.U2.state"]
+    shared, alone = exact_odds(s, by), exact_odds(s, by, share=False)
+    assert shares(shared) == shares(alone) and shared.memo_hits > alone.memo_hits
+    assert _same_every_way(s, by)
+    hole = Hole(("check", "unit", "id"))
+    assert hole == hole
+    with pytest.raises(Observed):
+        hole == "U1"
+    with pytest.raises(Observed):
+        str(hole)
