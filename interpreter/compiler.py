@@ -37,8 +37,8 @@ from .operators import truth as _truth
 from .purity import decisions_by_procedure, mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
-from .values import (DEAD, Record, Roll, any_roll, brief, check_built, check_number, check_repeat, check_size,
-                     check_text, key_form, normalise, show, show_cut, size_error, type_name)
+from .values import (CELLS_PER_STEP, DEAD, Record, Roll, any_roll, brief, check_built, check_number, check_repeat,
+                     check_size, check_text, key_form, normalise, show, show_cut, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
 
@@ -908,8 +908,14 @@ class Compiler:
                 return r
             return arithmetic
 
+        searches = op in ("in", "not in")
+
         def binary(env, rt):
             a, b = left(env, rt), right(env, rt)
+            if searches and b.__class__ is tuple and len(b) >= CELLS_PER_STEP:   # a search is work: n // 64 steps
+                rt.steps_left -= len(b) // CELLS_PER_STEP
+                if rt.steps_left < 0:
+                    rt.out_of_steps(pos)
             try:
                 r = fn(a, b)
                 c = r.__class__
@@ -964,6 +970,11 @@ class Compiler:
 
         def call_builtin(env, rt):
             values = [a(env, rt) for a in args]
+            for v in values:
+                if v.__class__ is tuple and len(v) >= CELLS_PER_STEP:    # a builtin reading a long list: its work
+                    rt.steps_left -= len(v) // CELLS_PER_STEP
+                    if rt.steps_left < 0:
+                        rt.out_of_steps(pos)
             try:
                 return normalise(fn(*values))
             except BuiltinArgumentError as exc:
@@ -991,6 +1002,9 @@ class Compiler:
                     return DEAD
                 raise AdjudicationError(f"{name}(... for {var} in ...) needs a list, not {type_name(src)} {show(src)}",
                                         pos)
+            rt.steps_left -= len(src) // ITEMS_PER_STEP     # visiting items is work: bounded like statements
+            if rt.steps_left < 0:
+                rt.out_of_steps(pos)
             saved = env.get(var, _MISSING)
             out = []
             try:
@@ -1223,6 +1237,9 @@ class Compiler:
 
 
 _MISSING = object()
+ITEMS_PER_STEP = 1
+"""An aggregate (sum, count, list(...), any...) costs a step for each item it visits: its element and
+condition run once per item, so a step must not hide a loop over a long list."""
 _NO_MATCH = object()
 _SEQUENCES = (str, tuple)
 _ROLL_SLOTS = {"original": 3, "doubles": 4, "dice": 0, "modifier": 2}   # where Roll._d keeps them
