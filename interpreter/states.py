@@ -43,7 +43,7 @@ from .compiler import result_value
 from .demand import ALL, project
 from .errors import AdjudicationError, LimitError
 from .independent import Independent, cases, check_cases, expand, has_lazy, map_items
-from .names import free_names, roll_names, walk
+from .names import bound_names, free_names, roll_names, walk
 from .roll_usage import roll_readings
 from .operators import truth
 from .passed_on import Observed, abstracted, forget, passed_on, put_back
@@ -222,6 +222,9 @@ class Plan:
         body = proc.syntax.body
         self.readings = roll_readings(body)     # rolls told apart only by what is read of them
         self.rolls = roll_names(body)
+        # arguments the body never assigns are the same object in every state: they never tell states apart
+        assigned = bound_names(body) | {n.name for n in walk(body) if isinstance(n, ast.Set)}
+        self.fixed = {p.name for p in proc.params if p.name not in assigned}
         self.dead = self._deadable(body, proc, demand, var_demands) if var_demands is not None else frozenset()
         self.body, _ = self._block(body, set())
         self.dead_params = tuple(p.name for p in proc.params if p.name in self.dead)
@@ -265,8 +268,8 @@ class Plan:
 
     # -- liveness, building the plan's blocks backwards
     def _key_names(self, live) -> "Key":
-        return Key(tuple(sorted(n for n in live if n not in self.globals and n not in self.dead)),
-                   self.rolls, self.readings)
+        return Key(tuple(sorted(n for n in live if n not in self.globals and n not in self.dead
+                                and n not in self.fixed)), self.rolls, self.readings)
 
     def _block(self, statements, live_out: set) -> tuple[_Block, set]:
         live = set(live_out)
