@@ -381,9 +381,10 @@ def built_depth(value) -> int:
                     vd = known[1]
                 else:
                     vd = built_depth(v)
-                    if len(_LIST_DEPTHS) >= 4096:
-                        _LIST_DEPTHS.clear()
-                    _LIST_DEPTHS[id(v)] = (v, vd)     # holds the list, so its id is not reused meanwhile
+                    if len(v) <= 64:          # small lists only: the memo must not keep much alive
+                        if len(_LIST_DEPTHS) >= 4096:
+                            _LIST_DEPTHS.clear()
+                        _LIST_DEPTHS[id(v)] = (v, vd)     # holds the list, so its id is not reused meanwhile
         else:
             continue
         if vd > d:
