@@ -107,6 +107,9 @@ class _Procedure:
                 self.analysis.demand(call.procedure, frozenset())
                 for a in call.args:
                     self.use(a.value, ALL)
+            for agg in _aggregates(e):      # a call on each item runs: the items must be real too
+                if any(_calls(part) for part in (agg.element, agg.condition, agg.key) if part is not None):
+                    self.use(agg.source, ALL)
             return
         match e:
             case ast.Literal() | None:
@@ -117,13 +120,12 @@ class _Procedure:
                 self.use(target, frozenset({name}))
             case ast.RecordExpr(fields=fields):
                 for k, v in fields:
-                    if demand is ALL or k in demand:
-                        self.use(v, ALL)
+                    # a field nobody needs still runs the calls in it
+                    self.use(v, ALL if demand is ALL or k in demand else frozenset())
             case ast.Update(target=target, fields=fields):
                 replaced = {k for k, _ in fields}
                 for k, v in fields:
-                    if demand is ALL or k in demand:
-                        self.use(v, ALL)
+                    self.use(v, ALL if demand is ALL or k in demand else frozenset())
                 self.use(target, ALL if demand is ALL else frozenset(demand - replaced))
             case ast.ListExpr(items=items):
                 for i in items:
@@ -173,12 +175,21 @@ class _Procedure:
                     self._use_all(y)
 
 
+def _aggregates(e) -> list:
+    """The comprehensions inside an expression."""
+    return _nodes(e, ast.Aggregate)
+
+
 def _calls(e) -> list:
     """The calls inside an expression."""
+    return _nodes(e, ast.Call)
+
+
+def _nodes(e, cls) -> list:
     found, stack = [], [e]
     while stack:
         n = stack.pop()
-        if isinstance(n, ast.Call):
+        if isinstance(n, cls):
             found.append(n)
         if isinstance(n, ast.Node):
             stack.extend(getattr(n, f) for f in n._fields if f != "pos")

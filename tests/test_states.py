@@ -42,16 +42,6 @@ def _fields(s):
 REFERENCE_PATHS = 5_000
 STATE_BUDGET = 200_000
 
-KNOWN_WRONG = {("aslsk/ordnance_75mm_at_gun_itt", "given", "checks"),
-               ("aslsk/ordnance_88mm_itt_hit_with_acquisition", "given", "checks")}
-"""Groupings that give a wrong answer today (already on main before this test was widened from the first field
-to every field): in a fresh process, `umpire odds SITUATION --by checks` stops with "this condition gave _Dead"
-in fire.ump's unit_state (a unit field the demand analysis, demand.py, left unused reaches a condition); a
-process that ran the same situation without demand merging first answers right, so the fault is in what
-the demand merging lets through or caches. Not compared (the answer depends on what ran before); listed
-at the end of the run."""
-
-
 def _reference(s):
     """Every outcome's exact weight, each path run on its own (None when over REFERENCE_PATHS paths)."""
     from interpreter.odds import Enumerator
@@ -93,9 +83,6 @@ def test_states_give_the_path_distributions_on_every_shipped_situation(path, dic
         PARITY_SKIPPED.append(f"{what}: more than {REFERENCE_PATHS:,} paths")
         pytest.skip(f"the path reference would run more than {REFERENCE_PATHS:,} paths")
     for f in [None] + _fields(s):
-        if (f"{path.parent.parent.name}/{path.stem}", dice, f) in KNOWN_WRONG:
-            PARITY_SKIPPED.append(f"{what} by {f}: not compared, known wrong (demand analysis; see KNOWN_WRONG)")
-            continue
         try:
             _same_every_way(s, [f] if f else [], variants=f is None, what=what, reference=reference)
         except InputError:
