@@ -359,8 +359,7 @@ class Compiler:
         def let(env, rt):
             v = env[name] = value(env, rt)
             if rt.trace is not None:
-                rt.trace.add("let", f"{name} = {brief(v, 100)}" + ("" if _is_literal_text(text, v) else f"   ({text})"),
-                             cite)
+                rt.trace.add("let", _let_line(name, v, text), cite)
         return let
 
     s_set = s_let
@@ -1345,6 +1344,19 @@ def _from_overlay(fn: Fn, pos) -> Fn:
 
 def _compare_error(a, b, pos):
     raise AdjudicationError(f"cannot compare {type_name(a)} {show(a)} with {type_name(b)} {show(b)}", pos) from None
+
+
+def _let_line(name: str, value, text: str) -> str:
+    """A traced let: the value shown once, and the expression unless it reads the same as the value."""
+    shown = brief(value, 100)
+    c = value.__class__
+    if c is Record or (c is tuple and value and value[0].__class__ is Record):
+        literal = _is_literal_text(text, value)     # brief may show ids where show would not
+    elif len(shown) < 100:                         # uncut: the value's whole rendering
+        literal = text == shown or text == f'"{shown}"'
+    else:
+        literal = len(text) >= 99 and _is_literal_text(text, value)
+    return f"{name} = {shown}" if literal else f"{name} = {shown}   ({text})"
 
 
 def _is_literal_text(text: str, value) -> bool:

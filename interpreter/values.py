@@ -286,6 +286,9 @@ def brief(value: Any, limit: int = 60) -> str:
 
 def show_cut(value: Any, limit: int) -> str:
     """``show(value)`` cut to ``limit`` characters, rendering no more of the value than that."""
+    c = value.__class__
+    if c is not Record and c is not tuple:
+        return _cut(_scalar(value, limit + 1), limit)
     parts: list[str] = []
     try:
         _render(value, parts, [limit + 1])
@@ -302,38 +305,68 @@ class _Full(Exception):
     """The rendering has more characters than will be shown."""
 
 
+def _scalar(value: Any, room: int) -> str:
+    """``show`` of a value that is not a list or record, no longer than ``room`` where that saves work."""
+    c = value.__class__
+    if c is str:
+        return value[:room]
+    if c is int:
+        if value.bit_length() > 3400:     # over 1,000 digits: their count, not a slow conversion
+            return f"<a number of about {int(value.bit_length() * 0.30103) + 1:,} digits>"
+        return str(value)
+    if c is Fraction and max(abs(value.numerator), value.denominator).bit_length() > 3400:
+        return "<a fraction of over 1,000 digits>"
+    return show(value)
+
+
 def _render(value: Any, parts: list, room: list) -> None:
     """``show(value)`` piece by piece into ``parts`` until ``room[0]`` characters are out (then _Full)."""
     c = value.__class__
     if c is Record and not (len(value) <= 3 and "code" in value and "text" in value):
-        _put("{", parts, room)
-        first = True
-        for k, v in value.items():
-            _put(f"{k}: " if first else f", {k}: ", parts, room)
-            first = False
-            _render(v, parts, room)
-        _put("}", parts, room)
+        items, keyed, close = value.items(), True, "}"
+        parts.append("{")
     elif c is tuple:
-        _put("[", parts, room)
-        for i, v in enumerate(value):
-            if i:
-                _put(", ", parts, room)
-            _render(v, parts, room)
-        _put("]", parts, room)
-    elif c is str:
-        _put(value[:room[0]], parts, room)
-    elif c is int and value.bit_length() > 3400:     # over 1,000 digits: their count, not a slow conversion
-        _put(f"<a number of about {int(value.bit_length() * 0.30103) + 1:,} digits>", parts, room)
-    elif c is Fraction and max(abs(value.numerator), value.denominator).bit_length() > 3400:
-        _put("<a fraction of over 1,000 digits>", parts, room)
+        items, keyed, close = value, False, "]"
+        parts.append("[")
     else:
-        _put(show(value), parts, room)
-
-
-def _put(text: str, parts: list, room: list) -> None:
-    parts.append(text)
-    room[0] -= len(text)
-    if room[0] <= 0:
+        text = _scalar(value, room[0])
+        parts.append(text)
+        room[0] -= len(text)
+        if room[0] <= 0:
+            raise _Full
+        return
+    r = room[0] - 1
+    first = True
+    append = parts.append
+    for item in items:
+        if keyed:
+            k, v = item
+            sep = f"{k}: " if first else f", {k}: "
+        else:
+            v = item
+            sep = "" if first else ", "
+        first = False
+        if sep:
+            append(sep)
+            r -= len(sep)
+        if r <= 0:
+            room[0] = r
+            raise _Full
+        vc = v.__class__
+        if vc is Record or vc is tuple:
+            room[0] = r
+            _render(v, parts, room)
+            r = room[0]
+        else:
+            text = _scalar(v, r)
+            append(text)
+            r -= len(text)
+            if r <= 0:
+                room[0] = r
+                raise _Full
+    append(close)
+    room[0] = r - 1
+    if r - 1 <= 0:
         raise _Full
 
 
