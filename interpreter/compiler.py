@@ -1374,7 +1374,7 @@ def _slow_attribute(v, name, pos):
         except KeyError:
             raise AdjudicationError(f"a roll has no '{name}'", pos, hint=did_you_mean(name, v.fields())) from None
     if isinstance(v, Record):
-        raise AdjudicationError(f"this record has no field '{name}' (it has: {', '.join(v.keys()) or 'none'})", pos,
+        raise AdjudicationError(f"this record has no field '{name}' (it has: {', '.join(map(str, v.keys())) or 'none'})", pos,
                                 hint=did_you_mean(name, v.keys()))
     if v is None:
         raise AdjudicationError(f"cannot read '.{name}' of null (nothing)", pos)

@@ -109,7 +109,22 @@ def coerce(ruleset: Ruleset, ref, value: Any, doc: Document, path: tuple) -> Any
         return str(value)
     if ref.name in ruleset.types:
         return complete_record(ruleset, ruleset.types[ref.name], value, doc, path)
+    _check_field_names(value, doc, path)
     return freeze(value)
+
+
+def _check_field_names(value: Any, doc: Document, path: tuple) -> None:
+    """Every key of a record given as input is a name: YAML also reads `{id: A, 0}` as a record with
+    the number 0 for a key, which no field name can be."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InputError(f"a record's field names are text; this one is {k!r}", doc.at(path + (k,)),
+                                 "write the field as `name: value`")
+            _check_field_names(v, doc, path + (k,))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_field_names(v, doc, path + (i,))
 
 
 def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, path: tuple) -> Record:
