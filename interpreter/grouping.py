@@ -171,7 +171,7 @@ def check_fields(values, by: list[By]) -> None:
             continue
         f = b.path
         if all(isinstance(field_value(v, f), _MissingField) for v in results):
-            have = sorted({k for v in results if isinstance(v, Record) for k in v})
+            have = sorted({k for v in results if isinstance(v, Record) for k in v}, key=str)
             head = f.split(".", 1)[0]
             raise InputError(f"no outcome has the field '{f}'" + (f"; the results have: {', '.join(have)}" if have
                                                                    else "; the results are not records"),
