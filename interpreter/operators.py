@@ -14,16 +14,27 @@ from .errors import AdjudicationError
 from .values import DEAD, normalise, show, show_cut, type_name
 
 
-def _div(a, b):
-    if isinstance(a, bool) or isinstance(b, bool):
+def _numbers(a, b) -> None:
+    """Division and remainder take numbers only (Fraction() would also read text such as '2/3')."""
+    if a.__class__ not in (int, Fraction) or b.__class__ not in (int, Fraction):
         raise TypeError
+
+
+def _div(a, b):
+    _numbers(a, b)
     if b == 0:
         raise ZeroDivisionError
     return normalise(Fraction(a) / Fraction(b))
 
 
 def _floordiv(a, b):
+    _numbers(a, b)
     return int(Fraction(a) // Fraction(b))
+
+
+def _mod(a, b):
+    _numbers(a, b)
+    return normalise(a % b) if type(a) is Fraction or type(b) is Fraction else a % b
 
 
 def _num(op):
@@ -37,7 +48,7 @@ def _num(op):
 
 BINARY = {
     "+": _num(operator.add), "-": _num(operator.sub), "*": _num(operator.mul), "/": _div, "//": _floordiv,
-    "%": _num(operator.mod), "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    "%": _mod, "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
     ">": operator.gt, ">=": operator.ge,
     "in": lambda a, b: a in b, "not in": lambda a, b: a not in b,
 }

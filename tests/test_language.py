@@ -404,3 +404,13 @@ def test_null_heading_only_on_at_most_axes(tmp_path):
         "tables:\n  gap:\n    title: Gap table\n    rows: {match: exact, headings: [2, null]}\n")})
     with pytest.raises(InputError, match="null"):
         load_ruleset(root)
+
+
+@pytest.mark.parametrize("expr, verb", [('"2/3" / 1', "divide"), ('"2d6" // 2', "divide"),
+                                        ('"%d" % 3', "take the remainder of"), ("true / 2", "divide")])
+def test_division_and_remainder_take_numbers_only(tmp_path, expr, verb):
+    """Text that reads as a fraction ('2/3') is still text: dividing it is a positioned error, not a number
+    (nor Python's text formatting for %)."""
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": f"procedure quotient(x: int):\n    let q = {expr}\n    return q\n"})
+    out = run("quotient", {"x": 1}, root=root)
+    assert out.status == "error" and f"extra.ump:2:13: cannot adjudicate: cannot {verb} " in out.reason
