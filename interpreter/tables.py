@@ -87,6 +87,8 @@ class Axis:
                 return UNSURE
             return i
         if self.match == "bands":
+            if value.__class__ is bool or not isinstance(value, (int, Fraction)):
+                raise TypeError(f"a number is needed to pick the {self.title or 'heading'}")
             for i, (lo, hi) in enumerate(self.bands):
                 if lo <= value <= hi:
                     return i
@@ -190,6 +192,15 @@ class Table:
             return None
         return self.parse_cell(self.off_table)
 
+    def _index(self, axis, value, pos):
+        """``axis.index(value)``, with a value the axis cannot read (text where bands need a number) as a
+        positioned adjudication error rather than a Python TypeError."""
+        try:
+            return axis.index(value)
+        except TypeError as e:
+            reason = str(e) if str(e).startswith("a number") else f"a {axis.title or 'heading'} is needed"
+            raise AdjudicationError(f"table '{self.name}': {reason}, not {show(value)}", pos, value=value) from None
+
     def locate(self, row, column=None, shift: int = 0, pos: Position | None = None):
         """The (row index, column index) a lookup reads; an index is None when it fell off the table.
 
@@ -198,7 +209,7 @@ class Table:
         """
         if self.structure_unknown:
             raise UnknownCellError(self.name, self.title, None, None, self.player_aid, pos)
-        r = self.rows.index(row)
+        r = self._index(self.rows, row, pos)
         if r is None or (r is OFF and self.rows.open) or r is UNSURE:
             self._unknown_heading(self.rows, row, pos)
         if r is None:
@@ -212,7 +223,7 @@ class Table:
             return r, 0
         if column is None:
             raise AdjudicationError(f"table '{self.name}' needs a column", pos)
-        c = self.columns.index(column)
+        c = self._index(self.columns, column, pos)
         if c is None and self.columns.open or (c is OFF and self.columns.open) or c is UNSURE:
             self._unknown_heading(self.columns, column, pos)
         if c is None:
@@ -247,7 +258,7 @@ class Table:
         """The column heading a value reads after a shift, without any row (None off the table)."""
         if self.structure_unknown:
             raise UnknownCellError(self.name, self.title, None, None, self.player_aid, pos)
-        c = self.columns.index(column)
+        c = self._index(self.columns, column, pos)
         if (c is None or c is OFF) and self.columns.open or c is UNSURE:
             raise UnknownCellError(self.name, self.title, None, f"for {self.columns.title} {show(column)} (the "
                                    f"rulebook shows only {', '.join(map(str, self.columns.headings))})",
