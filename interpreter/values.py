@@ -121,8 +121,8 @@ class _Dead:
         return self
 
     def __iter__(self):
-        # no items: a loop or an `in` over it ends at once (with only __getitem__, Python would
-        # iterate it forever: `x in DEAD` hung `umpire odds --by` on an ASLSK ordnance situation)
+        # no items: a loop or an `in` over it ends at once (with only __getitem__, which answers
+        # every index, Python would iterate it forever and `x in DEAD` would never return)
         return iter(())
 
     def _absorb(self, *other):
