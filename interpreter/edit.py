@@ -27,6 +27,7 @@ from ruamel.yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, 
                                 SequenceEndEvent, SequenceStartEvent)
 
 from .errors import InputError, Position, did_you_mean
+from .source import decode_text, read_bytes
 
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_ .+/()-]*$")
 
@@ -146,11 +147,8 @@ def set_value(file: str, path_text: str, value_text: str, validate_fn) -> tuple[
     Returns (old text, new text) of the scalar. Nothing is written when validation fails.
     """
     p = Path(file)
-    raw = _read(p)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{file} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    raw = read_bytes(p)
+    text = decode_text(raw, file)
     start, end, style = locate_scalar(text, parse_path(path_text), file)
     old = text[start:end]
     if style in ("|", ">"):
@@ -167,25 +165,6 @@ def set_value(file: str, path_text: str, value_text: str, validate_fn) -> tuple[
     write_atomically(p, raw[:len(text[:start].encode("utf-8"))] + new_scalar.encode("utf-8")
                      + raw[len(text[:end].encode("utf-8")):])
     return old, new_scalar
-
-
-def _read(p: Path) -> bytes:
-    """A file's bytes for editing; missing files, folders, unreadable or oversized files are plain errors."""
-    from .source import MAX_FILE_BYTES
-    try:
-        info = p.stat()
-        if stat.S_ISDIR(info.st_mode):
-            raise InputError(f"expected a file but found a folder: {p}")
-        if info.st_size > MAX_FILE_BYTES:
-            raise InputError(f"{p} is {info.st_size:,} bytes, more than the limit of {MAX_FILE_BYTES:,} bytes for "
-                             "one Umpire file (limit 'file size')")
-        return p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"no such file: {p}") from None
-    except PermissionError:
-        raise InputError(f"cannot read {p}: permission denied") from None
-    except OSError as e:
-        raise InputError(f"cannot read {p}: {e.strerror or e}") from None
 
 
 def write_atomically(p: Path, data: bytes) -> None:

@@ -103,8 +103,12 @@ def _mark_position(file: str, mark) -> Position:
     return Position(file, mark.line + 1, mark.column + 1) if mark else Position(file)
 
 
-def read_text(path: Path | str) -> str:
-    """A file's text, refused with a plain error if it is missing, a folder, too large or not UTF-8."""
+def read_bytes(path: Path | str) -> bytes:
+    """A file's bytes, refused with a plain error if it is missing, a folder, unreadable or too large.
+
+    `umpire set` edits bytes (keeping every byte it was not asked to change) and loading reads text:
+    both come through here, so they refuse the same files with the same words.
+    """
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -119,17 +123,28 @@ def read_text(path: Path | str) -> str:
         if len(raw) > MAX_FILE_BYTES:  # it grew while we looked, or is not a regular file
             raise InputError(f"{path} is more than the limit of {MAX_FILE_BYTES:,} bytes for one Umpire file "
                              "(limit 'file size')", Position(str(path), 1, 1))
-        return raw.decode("utf-8")
+        return raw
     except FileNotFoundError:
         raise InputError(f"no such file: {path}") from None
     except IsADirectoryError:
         raise InputError(f"expected a file but found a folder: {path}") from None
     except PermissionError:
         raise InputError(f"cannot read {path}: permission denied") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def decode_text(raw: bytes, path: Path | str) -> str:
+    """UTF-8 text of a file's bytes, or a plain error naming the first bad byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def read_text(path: Path | str) -> str:
+    """A file's text, refused with a plain error if it is missing, a folder, too large or not UTF-8."""
+    return decode_text(read_bytes(path), path)
 
 
 def check_text_size(text: str, file: str) -> None:
