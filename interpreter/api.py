@@ -213,6 +213,7 @@ def check_choices(ruleset: Ruleset, proc: Procedure, choices: dict, doc: Documen
 
 @dataclass
 class Outcome:
+    # adjudicate() builds it with positional arguments: keep this field order
     status: str                     # "ok", "refused" or "error"
     value: Any = None
     reason: str | None = None       # for refusals and errors
@@ -228,7 +229,8 @@ def adjudicate(ruleset: Ruleset, procedure: Procedure, args: dict, dice: DiceSou
                choices: dict | None = None, trace: bool = True) -> Outcome:
     """Run one procedure to its result; a refusal is an outcome, an adjudication error is caught too."""
     rt = Runtime(ruleset, dice, Trace() if trace else None, choices)
-    outcome = Outcome("ok", trace=rt.trace, seed=getattr(dice, "seed", None))
+    # positional: a dataclass __init__ given keywords costs more than a small procedure's run
+    outcome = Outcome("ok", None, None, None, None, rt.trace, [], getattr(dice, "seed", None), [])
     try:
         outcome.value = rt.invoke(procedure, args)
     except Refusal as r:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import syntax as ast
 from .names import bound_names, walk
-from .values import Record, Roll, any_roll, built_depth, check_size, key_form
+from .values import CELLS_PER_STEP, Record, Roll, any_roll, built_depth, check_size, key_form
 
 EMIT = "$emit"       # a procedure's locals: the emits made so far
 STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
@@ -109,10 +109,14 @@ def result_value(value, emitted: dict):
 
 def bounded_result(value, emitted: dict, rt, pos):
     """``result_value``, with the nesting of results inside results bounded (values.check_built)."""
+    if not emitted:
+        return value
     value = result_value(value, emitted)
-    if emitted and value.__class__ is Record:
-        d = built_depth(value)                # one pass; the record keeps it
-        if d > 1:                             # results inside results: bound the nesting
+    d = built_depth(value)                # one pass; the record keeps it
+    if d > 1:                             # results inside results: bound the nesting
+        limits = rt.limits
+        n = len(value)
+        if d > limits["nesting"] or n > limits["list"] or n >= CELLS_PER_STEP:
             return check_size(value, d, rt, pos)
     return value
 
@@ -139,7 +143,11 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     one_read = suffix_reads[0] if len(suffix_reads) == 1 and not rolls_may_hide else None
 
     def prefix_entry(env: dict, rt):
-        """The prefix cache entry for these arguments (running the prefix on a miss); None: not a key."""
+        """The prefix cache entry for these arguments (running the prefix on a miss); None: not a key.
+
+        An entry is (signal, saved locals, saved emits, steps used); for a prefix that returns, the
+        saved locals are None and the result is kept in their place of the emits.
+        """
         try:
             key = tuple([(k, key_form(v)) for k, v in env.items()]) \
                 if rolls_may_hide and any_roll(env.values()) else tuple(env.items())
@@ -152,12 +160,19 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             signal = prefix(env, rt)
             if len(cache) >= MEMO_LIMIT:
                 cache.clear()
-            store: dict = {}
-            saved = dict(env)
-            del saved[EMIT]
-            saved[STATIC] = store
-            hit = cache[key] = (signal, saved, dict(emitted), before - rt.steps_left)
-            rt.steps_left += hit[3]      # charged again below, as for any hit
+            used = before - rt.steps_left
+            rt.steps_left = before      # charged again below, as for any hit
+            if signal is not None:      # the result, made once (its bounds are checked on each use)
+                value = result_value(signal.value, emitted)
+                if emitted and value.__class__ is Record:
+                    built_depth(value)
+                hit = cache[key] = (signal, None, value, used)
+            else:
+                store: dict = {}
+                saved = dict(env)
+                del saved[EMIT]
+                saved[STATIC] = store
+                hit = cache[key] = (None, saved, dict(emitted), used)
         return hit
 
     def run_cached(env: dict, rt):
@@ -166,7 +181,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             found = by_id.get(ids)
             names = tuple(env)
             if found is not None and found[0] == names:
-                hit = found[2]
+                signal, saved, saved_emits, used = found[2]
             else:
                 values = tuple(env.values())
                 hit = prefix_entry(env, rt)
@@ -177,12 +192,15 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 if len(by_id) >= MEMO_LIMIT:
                     by_id.clear()
                 by_id[ids] = (names, values, hit)
-            signal, saved, saved_emits, used = hit
+                signal, saved, saved_emits, used = hit
             rt.steps_left -= used
             if rt.steps_left < 0:
                 rt.out_of_steps(pos)
-            if signal is not None:
-                return bounded_result(signal.value, saved_emits, rt, pos)
+            if saved is None:        # the prefix returned: its result (a record of emits: bound its nesting)
+                value = saved_emits
+                if value.__class__ is Record and value is not signal.value and value._depth > 1:
+                    return check_size(value, value._depth, rt, pos)
+                return value
             env = saved.copy()
             env[EMIT] = emitted = saved_emits.copy()
         else:

@@ -37,8 +37,8 @@ from .operators import truth as _truth
 from .purity import decisions_by_procedure, mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
-from .values import (CELLS_PER_STEP, DEAD, Record, Roll, any_roll, brief, check_built, check_number, check_repeat,
-                     check_size, check_text, key_form, normalise, show, show_cut, size_error, type_name)
+from .values import (CELLS_PER_STEP, DEAD, Record, Roll, any_roll, brief, built_depth, check_built, check_number,
+                     check_repeat, check_size, check_text, key_form, normalise, show, show_cut, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
 
@@ -219,9 +219,9 @@ class Compiler:
         run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide)
 
         # literal defaults are plain values; others are evaluated per call, in order
-        constants = {p.name: p.default.value for p in proc.params if isinstance(p.default, ast.Literal)}
+        constants = {p.name: _constant(p.default) for p in proc.params if _constant(p.default) is not _NOT_CONSTANT}
         defaults = [(p.name, self.expr(p.default)) for p in proc.params
-                    if p.default is not None and not isinstance(p.default, ast.Literal)]
+                    if p.default is not None and p.name not in constants]
         name, cite = proc.name, proc.cite
         pos = proc.pos
 
@@ -351,6 +351,19 @@ class Compiler:
                     except KeyError:
                         env[name] = value(env, rt)     # its positioned error
                 return let_name
+            if var is not None:
+                def let_field(env, rt):
+                    try:
+                        env[name] = env[var][field]
+                    except (KeyError, TypeError):
+                        env[name] = value(env, rt)     # its positioned error, or a roll's field
+                return let_field
+            roll_var, slot = self.roll_read(s.value)
+            if roll_var is not None:
+                def let_roll_field(env, rt):
+                    r = env.get(roll_var)
+                    env[name] = r._d[slot] if r.__class__ is Roll else value(env, rt)
+                return let_roll_field
 
             def let_untraced(env, rt):
                 env[name] = value(env, rt)
@@ -447,6 +460,19 @@ class Compiler:
                     except KeyError:
                         env[_EMIT][name] = value(env, rt)     # its positioned error
                 return emit_name
+            if var is not None:
+                def emit_field(env, rt):
+                    try:
+                        env[_EMIT][name] = env[var][field]
+                    except (KeyError, TypeError):
+                        env[_EMIT][name] = value(env, rt)     # its positioned error, or a roll's field
+                return emit_field
+            roll_var, slot = self.roll_read(s.value)
+            if roll_var is not None:
+                def emit_roll_field(env, rt):
+                    r = env.get(roll_var)
+                    env[_EMIT][name] = r._d[slot] if r.__class__ is Roll else value(env, rt)
+                return emit_roll_field
 
             def emit_untraced(env, rt):
                 env[_EMIT][name] = value(env, rt)
@@ -550,17 +576,15 @@ class Compiler:
         if len(branches) == 1 or (len(branches) == 2 and branches[1][0] is None):
             cond, body, _, _, pos = branches[0]
             other = branches[1][1] if len(branches) == 2 else None
+            untraced_if = _if_untraced(cond, body, other, pos, self.local_read(s.branches[0].condition))
+            if self.untraced:
+                return untraced_if
 
             def if_else(env, rt):
                 """`if` with at most an `else`: the common shape, without the branch loop."""
                 if rt.trace is not None:
                     return traced(env, rt)
-                c = cond(env, rt)
-                if c is True:
-                    return body(env, rt)
-                if c is not False:
-                    _truth(c, pos)
-                return other(env, rt) if other is not None else None
+                return untraced_if(env, rt)
             return if_else
 
         plain = [(cond, body, pos) for cond, body, _, _, pos in branches]
@@ -639,6 +663,16 @@ class Compiler:
         if isinstance(e, ast.Attribute) and isinstance(e.target, ast.Name) and e.target.name not in self.globals \
                 and e.target.name not in self.roll_names:
             return e.target.name, e.name
+        return None, None
+
+    def roll_read(self, e) -> tuple:
+        """(name, slot of Roll._d) for a stored field of a rolled name (``dr.original``), else (None, None).
+
+        Closures read it straight from the roll; when the name holds no roll they call the compiled expression.
+        """
+        if isinstance(e, ast.Attribute) and isinstance(e.target, ast.Name) and e.target.name in self.roll_names \
+                and e.target.name not in self.globals and e.name in _ROLL_SLOTS:
+            return e.target.name, _ROLL_SLOTS[e.name]
         return None, None
 
     # -- expressions
@@ -746,15 +780,18 @@ class Compiler:
             new = v.updated(changes)
             try:
                 flat = v._depth == 1
-            except AttributeError:
-                flat = False
+            except AttributeError:    # a record not built here (an input): its depth, kept for the next time
+                flat = built_depth(v) == 1
             if flat:       # a flat record given flat values stays flat: no need to look at every field again
                 for x in changes.values():
                     c = x.__class__
                     if c is tuple or c is Record:
                         return check_built(new, rt, pos)
                 new._depth = 1
-                return check_size(new, 1, rt, pos)
+                n = len(new)
+                if n >= CELLS_PER_STEP or n > rt.limits["list"] or rt.limits["nesting"] < 1:
+                    return check_size(new, 1, rt, pos)
+                return new
             return check_built(new, rt, pos)
         return update
 
@@ -763,6 +800,26 @@ class Compiler:
             constant = tuple(i.value for i in e.items)
             return lambda env, rt: constant
         items, pos = [self.expr(i) for i in e.items], e.pos
+        if len(items) == 1:
+            f1 = items[0]
+
+            def list1(env, rt):
+                """A one-item list (``out + [x]``): its depth known from its item's, when that keeps it."""
+                v = f1(env, rt)
+                c = v.__class__
+                if c is Record:
+                    try:
+                        d = v._depth + 1
+                    except AttributeError:
+                        return check_built((v,), rt, pos)
+                    limits = rt.limits
+                    if d > limits["nesting"] or limits["list"] < 1:
+                        return check_size((v,), d, rt, pos)      # its error
+                    return (v,)
+                if c is tuple:
+                    return check_built((v,), rt, pos)
+                return (v,)
+            return list1
 
         def list_(env, rt):
             t = tuple([f(env, rt) for f in items])
@@ -783,11 +840,24 @@ class Compiler:
 
         def record(env, rt):
             r = made(env, rt)
+            d = 1
             for v in r.values():
                 c = v.__class__
-                if c is tuple or c is Record:     # records inside: bound the nesting
+                if c is Record:                   # records inside: bound the nesting
+                    try:
+                        vd = v._depth + 1
+                    except AttributeError:
+                        return check_built(r, rt, pos)
+                    if vd > d:
+                        d = vd
+                elif c is tuple:
                     return check_built(r, rt, pos)
-            r._depth = 1                          # nothing nests: known without looking again
+            r._depth = d                          # known without looking again
+            if d == 1:
+                return r
+            limits = rt.limits
+            if d > limits["nesting"] or len(r) > limits["list"] or len(r) >= CELLS_PER_STEP:
+                return check_size(r, d, rt, pos)
             return r
         return record
 
@@ -876,13 +946,23 @@ class Compiler:
         right = self.expr(e.right)
         raw = _RAW.get(op)
         big = 10 ** self.ruleset.limits["digits"]
-        repeat = op == "*"
+        repeat, concat = op == "*", op == "+"
         if raw is not None:
             lvar, rvar = self.local_name(e.left), self.local_name(e.right)
 
             def arithmetic(env, rt):
                 a = env[lvar] if lvar in env else left(env, rt)
                 b = env[rvar] if rvar in env else right(env, rt)
+                ca = a.__class__
+                if ca is b.__class__:      # the common cases first: two whole numbers, two lists
+                    if ca is int:
+                        r = raw(a, b)
+                        if -big < r < big:
+                            return r
+                        return check_number(r, rt, pos)
+                    if ca is tuple and concat:
+                        r = a + b
+                        return check_built(r, rt, pos) if len(r) >= 64 else r
                 if a.__class__ is bool or b.__class__ is bool:
                     _arith_error(op, a, b, pos)
                 if repeat and (a.__class__ in _SEQUENCES or b.__class__ in _SEQUENCES):
@@ -1064,8 +1144,8 @@ class Compiler:
         given = {k for k, _ in args}
         # literal defaults of the parameters left out go in at the call (after the given ones, as
         # the procedure itself would add them); a call that then covers every parameter skips that step
-        constants = {p.name: p.default.value for p in proc.params
-                     if p.name not in given and isinstance(p.default, ast.Literal)}
+        constants = {p.name: _constant(p.default) for p in proc.params
+                     if p.name not in given and _constant(p.default) is not _NOT_CONSTANT}
         complete = all(p.name in given or p.name in constants for p in proc.params)
         build = _arguments(args, constants, [self.local_read(a.value) for a in e.args])
         pos = e.pos
@@ -1246,6 +1326,21 @@ _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
 
 
+_NOT_CONSTANT = object()
+
+
+def _constant(e):
+    """The value of an expression that is written out in full (a literal, or a list or record of literals),
+    else _NOT_CONSTANT: such a parameter default is one value, filled in without evaluating anything."""
+    if isinstance(e, ast.Literal):
+        return e.value
+    if isinstance(e, ast.ListExpr) and all(isinstance(i, ast.Literal) for i in e.items):
+        return tuple(i.value for i in e.items)
+    if isinstance(e, ast.RecordExpr) and all(isinstance(v, ast.Literal) for _, v in e.fields):
+        return Record([(k, v.value) for k, v in e.fields])
+    return _NOT_CONSTANT
+
+
 def _returns(s) -> bool:
     """Whether a statement has a `return` inside (only such a statement can end its block early)."""
     if s.__class__ is ast.Return:
@@ -1255,6 +1350,32 @@ def _returns(s) -> bool:
     if s.__class__ is ast.ForEach:
         return any(_returns(t) for t in s.body)
     return False
+
+
+def _if_untraced(cond, body, other, pos, read: tuple) -> Fn:
+    """An untraced `if` with at most an `else`; a condition that is a field of a local is read in place."""
+    var, field = read
+    if var is not None and field is not None:
+        def if_field(env, rt):
+            try:
+                c = env[var][field]
+            except (KeyError, TypeError):
+                c = cond(env, rt)       # its positioned error, or a roll's field
+            if c is True:
+                return body(env, rt)
+            if c is not False:
+                _truth(c, pos)
+            return other(env, rt) if other is not None else None
+        return if_field
+
+    def if_else(env, rt):
+        c = cond(env, rt)
+        if c is True:
+            return body(env, rt)
+        if c is not False:
+            _truth(c, pos)
+        return other(env, rt) if other is not None else None
+    return if_else
 
 
 def _record_maker(fields: list) -> Fn:

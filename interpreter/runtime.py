@@ -24,10 +24,10 @@ class Runtime:
         self.ruleset = ruleset
         self.dice = dice
         self.trace = trace
-        self.limits = limits or ruleset.limits
-        self.steps_left = self.limits["steps"]
+        self.limits = limits = limits or ruleset.limits
+        self.steps_left = limits["steps"]
         self.depth = 0
-        self.max_depth = self.limits["depth"]   # read on every call
+        self.max_depth = limits["depth"]   # read on every call
         self.choices = choices or {}
         self.choice_counts: dict[str, int] = {}
         self.call_hook: Callable | None = None

@@ -29,7 +29,9 @@ class Record(dict):
         try:
             return self._hash
         except AttributeError:
-            self._hash = h = hash(frozenset(self.items()))
+            # order-free, as equality is: the sum of the items' hashes, which ``updated`` adjusts for
+            # the fields it changes instead of hashing every field of the new record again
+            self._hash = h = sum(map(hash, dict.items(self))) & _HASH_MASK
             return h
 
     def _immutable(self, *args, **kwargs):
@@ -38,12 +40,28 @@ class Record(dict):
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _immutable  # type: ignore
 
     def updated(self, changes: dict) -> "Record":
-        merged = dict(self)
-        merged.update(changes)
-        return Record(merged)
+        new = Record(self)
+        dict.update(new, changes)
+        try:
+            h = self._hash
+        except AttributeError:
+            return new          # never hashed: nor need the new one be yet
+        try:
+            for k, v in changes.items():
+                if k in self:
+                    h -= hash((k, self[k]))
+                h += hash((k, v))
+        except TypeError:
+            return new          # an unhashable value: hashing the record raises, as it would have
+        new._hash = h & _HASH_MASK
+        return new
 
     def __repr__(self) -> str:
         return "{" + ", ".join(f"{k}: {show(v)}" for k, v in self.items()) + "}"
+
+
+_HASH_MASK = (1 << 61) - 1
+"""Record hashes are kept to these bits (sums modulo 2**61, which ``updated`` can adjust), so they stay small ints."""
 
 
 class Roll(int):
@@ -405,21 +423,20 @@ def built_depth(value) -> int:
                 vd = v._depth
             except AttributeError:
                 vd = built_depth(v)
-        elif vc is tuple:
-            if not v:
-                vd = 1
-            else:          # a list met again (a reused result, an argument): its depth is remembered
-                known = _LIST_DEPTHS.get(id(v))
-                if known is not None and known[0] is v:
-                    vd = known[1]
-                else:
-                    vd = built_depth(v)
-                    if len(v) <= 64:          # small lists only: the memo must not keep much alive
-                        if len(_LIST_DEPTHS) >= 4096:
-                            _LIST_DEPTHS.clear()
-                        _LIST_DEPTHS[id(v)] = (v, vd)     # holds the list, so its id is not reused meanwhile
-        else:
+        elif vc is not tuple:
             continue
+        elif not v:        # the empty list
+            vd = 1
+        else:              # a list met again (a reused result, an argument): its depth is remembered
+            known = _LIST_DEPTHS.get(id(v))
+            if known is not None and known[0] is v:
+                vd = known[1]
+            else:
+                vd = built_depth(v)
+                if len(v) <= 64:          # small lists only: the memo must not keep much alive
+                    if len(_LIST_DEPTHS) >= 4096:
+                        _LIST_DEPTHS.clear()
+                    _LIST_DEPTHS[id(v)] = (v, vd)     # holds the list, so its id is not reused meanwhile
         if vd > d:
             d = vd
     d += 1
@@ -441,7 +458,12 @@ def size_error(what: str, limit_name: str, limit: int, pos, detail: str = ""):
 
 def check_built(value, rt, pos):
     """Bounds on a list or record just built: its length, its nesting, and the work it costs (steps)."""
-    return check_size(value, built_depth(value), rt, pos)
+    d = built_depth(value)
+    limits = rt.limits
+    n = len(value)
+    if n >= CELLS_PER_STEP or n > limits["list"] or d > limits["nesting"]:
+        return check_size(value, d, rt, pos)     # over a bound, or charged for its size
+    return value
 
 
 def check_size(value, d: int, rt, pos):
