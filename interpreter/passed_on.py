@@ -305,10 +305,14 @@ def put_back(value, values: dict):
     if cls is Hole:
         return values.get(value, value)
     if cls is Record:
-        return Record([(k, put_back(v, values)) for k, v in value.items()])
+        return Record([(k, values.get(v, v) if v.__class__ is Hole else put_back(v, values)
+                        if v.__class__ in _NESTED else v) for k, v in value.items()])
     if cls is tuple:
-        return tuple([put_back(v, values) for v in value])
+        return tuple([put_back(v, values) if v.__class__ in _NESTED or v.__class__ is Hole else v for v in value])
     if cls is Independent:
         from .independent import map_items
         return map_items(value, lambda item: put_back(item, values))
     return value
+
+
+_NESTED = {Record, tuple, Independent}

@@ -72,21 +72,22 @@ class State:
 
 class _Leaf:
     """A run of simple statements (at most one of them a branch point, at its end), as one closure."""
-    __slots__ = ("fn", "writes", "emits", "key", "pos", "branches", "strict", "attr", "lazy_ok")
+    __slots__ = ("fn", "steps", "writes", "emits", "key", "pos", "branches", "strict", "attr", "lazy_ok",
+                 "branching", "targets")
 
 
 class _If:
-    __slots__ = ("branches", "key", "pos", "strict", "attr", "random")
+    __slots__ = ("branches", "key", "pos", "strict", "attr", "random", "branching")
 
 
 class _For:
-    __slots__ = ("source", "var", "body", "head_key", "key", "pos", "strict", "attr", "acc", "acc_key")
+    __slots__ = ("source", "var", "body", "head_key", "key", "pos", "strict", "attr", "acc", "acc_key", "branching")
 
 
 class _Map:
     """``let/emit NAME = list(ELEMENT for VAR in SOURCE)``: keeps an independent source factored."""
     __slots__ = ("fn", "source", "element", "var", "name", "is_emit", "dead", "key", "pos", "strict", "attr",
-                 "source_name")
+                 "source_name", "branching")
 
 
 class Key:
@@ -100,7 +101,7 @@ class Key:
 
 
 class _Block:
-    __slots__ = ("nodes", "cost", "first")
+    __slots__ = ("nodes", "cost", "first", "steps")
 
 
 _ABSORBING = (ast.Literal, ast.Name, ast.Attribute, ast.RecordExpr, ast.ListExpr, ast.Update, ast.Conditional,
@@ -126,17 +127,33 @@ def _absorbing(e) -> bool:
 def _join(a: _Leaf, b: _Leaf) -> _Leaf:
     """Two runs of simple statements as one (``a`` has no branch point)."""
     node = _Leaf()
-    fa, fb = a.fn, b.fn
-
-    def both(env, rt):
-        signal = fa(env, rt)
-        if signal is not None:
-            return signal
-        return fb(env, rt)
-    node.fn, node.writes, node.emits = both, a.writes or b.writes, a.emits or b.emits
-    node.key, node.pos, node.branches = b.key, a.pos, b.branches
+    node.steps = a.steps + b.steps
+    node.targets = a.targets | b.targets
+    node.fn, node.writes, node.emits = _sequence(node.steps), a.writes or b.writes, a.emits or b.emits
+    node.key, node.pos, node.branches, node.branching = b.key, a.pos, b.branches, b.branches
     node.strict, node.attr, node.lazy_ok = a.strict | b.strict, a.attr | b.attr, b.lazy_ok
     return node
+
+
+def _sequence(steps: tuple):
+    """Statement closures run in order as one closure (one call per statement, no nesting); each step is
+    (closure, dead) where ``dead`` names a variable (or, as ``(EMIT, name)``, a result field) whose value
+    nothing will ever tell apart: it is set to DEAD once the statement has run."""
+    if len(steps) == 1 and steps[0][1] is None:
+        return steps[0][0]
+
+    def run(env, rt):
+        for f, dead in steps:
+            signal = f(env, rt)
+            if dead is not None:
+                if dead.__class__ is tuple:
+                    env[EMIT][dead[1]] = DEAD
+                else:
+                    env[dead] = DEAD
+            if signal is not None:
+                return signal
+        return None
+    return run
 
 
 def _name_of(e) -> tuple[str | None, bool]:
@@ -289,6 +306,12 @@ class Plan:
                 grouped.append(node)
         block = _Block()
         block.nodes = tuple(grouped)
+        # States merge around the nodes that can branch them (a roll, a call that rolls, a loop, an ``if``
+        # holding one): before (a plain node may have left fewer variables live, so the branch point runs
+        # once per merged state) and after. A node that cannot branch maps each state to at most one, so
+        # merging after it would mostly cost a key per state and find nothing to merge.
+        block.steps = tuple((node, node.branching and i > 0 and not grouped[i - 1].branching and grouped[i - 1].key,
+                             node.branching) for i, node in enumerate(grouped))
         block.cost = len(statements)
         block.first = statements[0].pos if statements else None
         return block, live
@@ -309,6 +332,7 @@ class Plan:
             node.branches = tuple(branches)
             node.strict, node.attr = conds, set()
             node.random = any(self._random(b.condition) for b in s.branches if b.condition is not None)
+            node.branching = node.random or any(n.branching for _, _, block in branches for n in block.nodes)
             return node, live_in | conds
         if isinstance(s, ast.ForEach):
             node = _For()
@@ -323,6 +347,7 @@ class Plan:
                 head = new
             node.body, node.head_key = body, self._key_names(head)
             node.strict, node.attr = free_names(s.source), set()
+            node.branching = True
             accs = [a for a in _accumulators(s) if a in node.head_key.names]
             node.acc = accs[0] if len(accs) == 1 else None
             node.acc_key = Key(tuple(n for n in node.head_key.names if n != node.acc), self.rolls, self.readings)
@@ -338,18 +363,12 @@ class Plan:
         target_dead = target if target in self.dead else None
         emit_dead = s.name if isinstance(s, ast.Emit) and self.demand is not ALL and s.name not in self.demand \
             else None
-        if target_dead is not None:
-            def fn(env, rt, fn=fn):
-                signal = fn(env, rt)
-                env[target_dead] = DEAD      # a value nothing will ever tell apart
-                return signal
-        elif emit_dead is not None:
-            def fn(env, rt, fn=fn):
-                signal = fn(env, rt)
-                env[EMIT][emit_dead] = DEAD  # a result field nobody asks for
-                return signal
-        node.fn = fn
-        node.branches = self._random(s)
+        # a value nothing will ever tell apart, or a result field nobody asks for, is set to DEAD
+        node.steps = ((fn, target_dead if target_dead is not None else
+                       (EMIT, emit_dead) if emit_dead is not None else None),)
+        node.fn = _sequence(node.steps)
+        node.targets = frozenset((target,)) if target else frozenset()
+        node.branches = node.branching = self._random(s)
         node.key = self._key_names(live_after)
         node.strict, node.attr = _strictness(s)
         node.lazy_ok = _lazy_call(s, self.ruleset)
@@ -390,6 +409,7 @@ class Plan:
             (self.demand is not ALL and s.name not in self.demand)
         node.key = self._key_names(live_after)
         node.strict, node.attr = free_names(value.element) - {value.var}, set()
+        node.branching = True       # its source may be expanded into many states
         return node
 
 
@@ -421,6 +441,8 @@ class StateEnumerator:
                  factor: bool = True, work: int | None = None, share: bool = True):
         from .odds import DEFAULT_WORK, RUN_COST, PathDice, outcome_key
         self._PathDice, self._key = PathDice, outcome_key
+        if not getattr(ruleset, "rolls_may_hide", True):
+            self._key = _args_key       # rolls sit only in variables: an argument is one, or holds none
         self.work, self.work_limit, self.run_cost = 0, work or DEFAULT_WORK, RUN_COST
         self.ruleset = ruleset
         self.choices = choices
@@ -431,6 +453,7 @@ class StateEnumerator:
         self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
         self.memo_hits = 0
+        self.lazy_made = 0      # independent lists made so far (results made without any hold none)
         self.runs = 0
         self.peak = 0
         self.plans: dict = {}
@@ -505,6 +528,7 @@ class StateEnumerator:
             if lazy:
                 if dice.lazy_ok:
                     dice.got_lazy = True
+                    self.lazy_made += 1
                 else:      # this call's result is read at once: every concrete result, with its weight
                     plain = memo[key][2]
                     if plain is None:
@@ -549,9 +573,11 @@ class StateEnumerator:
                         acc[v] = (n, d) if found is None else _add(found, n, d)
                     dist = sorted(((v, n, d) for v, (n, d) in acc.items()), key=lambda x: -x[1] / x[2])
                     return dist, lazy, None
+        made = self.lazy_made
         found = self.distribution(procedure, args, depth=depth)
         dist = sorted(((v, n, d) for v, (n, d) in found.items()), key=lambda x: -x[1] / x[2])
-        return dist, any(has_lazy(v) for v, _, _ in dist), None
+        # results hold independent lists only if some were made (here or in a call) while it ran
+        return dist, made != self.lazy_made and any(has_lazy(v) for v, _, _ in dist), None
 
     # -- running statements over states
     def _block(self, block: _Block, states: list, outcomes: dict, rt, plan: Plan) -> list:
@@ -560,17 +586,21 @@ class StateEnumerator:
             st.steps -= cost
             if st.steps < 0:
                 rt.out_of_steps(block.first)
-        for node in block.nodes:
+        for node, before, after in block.steps:
+            if before and len(states) > 1:
+                states = self._merge(states, before, node)
             if node.strict or node.attr:
                 states = self._concrete(states, node.strict, node.attr)
             cls = node.__class__
             if cls is _Leaf:
                 if node.branches:
                     rt.dice.lazy_ok = node.lazy_ok and self.factor
-                    states = self._run(node.fn, states, outcomes, rt, plan, node.writes, node.emits)
+                    states = self._run(node.fn, states, outcomes, rt, plan, node.writes, node.emits,
+                                       targets=node.targets)
                     rt.dice.lazy_ok = False
                 else:
-                    states = self._run_plain(node.fn, states, outcomes, rt, plan, node.writes, node.emits)
+                    states = self._run_plain(node.fn, states, outcomes, rt, plan, node.writes, node.emits,
+                                             node.targets)
             elif cls is _If:
                 states = self._if(node, states, outcomes, rt, plan)
             elif cls is _For:
@@ -579,8 +609,7 @@ class StateEnumerator:
                 states = self._map(node, states, outcomes, rt, plan)
             if not states:
                 return states
-            # a leaf without a branch point maps each (merged) state to one: merging waits for the next node
-            if len(states) > 1 and (cls is not _Leaf or node.branches):
+            if after and len(states) > 1:
                 states = self._merge(states, node.key, node)
         return states
 
@@ -659,63 +688,86 @@ class StateEnumerator:
             from .odds import work_error
             raise work_error(self.work_limit)
 
-    def _run_plain(self, fn, states, outcomes, rt, plan, writes, emits) -> list:
+    def _run_plain(self, fn, states, outcomes, rt, plan, writes, emits, targets=None) -> list:
         """Run a closure without branch points on every state: each state goes on as one state
         (updated in place: a state belongs to one list at a time), ends with a result, or stops."""
         out = []
+        append = out.append
+        runs = work = 0
+        run_cost = self.run_cost
         for st in states:
-            rt.steps_left = st.steps
-            env = _own_env(st.env, writes, emits)
+            steps = rt.steps_left = st.steps
+            env = st.env
+            if writes:
+                env = env.copy()
+                if emits:
+                    env[EMIT] = env[EMIT].copy()
             try:
                 signal = fn(env, rt)
             except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
                 self._outcome(outcomes, plan, _stop(e), st.num, st.den)
                 continue
-            self.runs += 1
-            self._charge(st.steps - rt.steps_left + self.run_cost)
+            runs += 1
+            left = rt.steps_left
+            work += steps - left + run_cost
             if signal is None:
                 if st.lazy and writes:
-                    st.lazy = frozenset(n for n, v in env.items() if n != EMIT and has_lazy(v))
-                st.env, st.steps = env, rt.steps_left
-                out.append(st)
+                    st.lazy = _still_lazy(env, st.lazy, targets)
+                st.env = env
+                st.steps = left
+                append(st)
             else:
                 self._outcome(outcomes, plan, result_value(signal.value, env[EMIT]), st.num, st.den)
+        self.runs += runs
+        self._charge(work)      # once per node: the limit is still met within one node's work
         return out
 
-    def _run(self, fn, states, outcomes, rt, plan, writes, emits, collect=None) -> list:
+    def _run(self, fn, states, outcomes, rt, plan, writes, emits, collect=None, targets=None) -> list:
         """Run one closure on every state, every way its branch points can go (an odometer over them)."""
         dice = rt.dice
         out = []
         stop = _stop
+        runs = work = 0
+        run_cost = self.run_cost
         for st in states:
             path: list = []
+            steps, num, den, senv = st.steps, st.num, st.den, st.env
             while True:
                 dice.given_used, dice.path, dice.at, dice.num, dice.den = st.given, path, 0, 1, 1
                 dice.got_lazy = False
-                rt.steps_left = st.steps
-                env = _own_env(st.env, writes, emits)
+                rt.steps_left = steps
+                env = senv
+                if writes:
+                    env = env.copy()
+                    if emits:
+                        env[EMIT] = env[EMIT].copy()
                 try:
                     signal = fn(env, rt)
                 except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
-                    self._outcome(outcomes, plan, stop(e), st.num * dice.num, st.den * dice.den)
+                    self._outcome(outcomes, plan, stop(e), num * dice.num, den * dice.den)
                     signal = _STOPPED
-                self.runs += 1
-                self._charge(st.steps - rt.steps_left + self.run_cost)
+                runs += 1
+                work += steps - rt.steps_left + run_cost
                 if collect is not None:
                     if signal is not _STOPPED:
-                        collect.append((signal, State(env, st.num * dice.num, st.den * dice.den, dice.given_used,
+                        collect.append((signal, State(env, num * dice.num, den * dice.den, dice.given_used,
                                                       rt.steps_left, st.loops, st.lazy, st.origin)))
                 elif signal is None:
                     lazy = st.lazy
                     if (lazy and writes) or dice.got_lazy:
-                        lazy = frozenset(n for n, v in env.items() if n != EMIT and has_lazy(v))
-                    out.append(State(env, st.num * dice.num, st.den * dice.den, dice.given_used, rt.steps_left,
+                        lazy = _still_lazy(env, lazy, targets)
+                    out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                      st.loops, lazy, st.origin))
                 elif signal is not _STOPPED:
-                    self._outcome(outcomes, plan, result_value(signal.value, env[EMIT]), st.num * dice.num,
-                                  st.den * dice.den)
+                    self._outcome(outcomes, plan, result_value(signal.value, env[EMIT]), num * dice.num,
+                                  den * dice.den)
                 if dice.at == 0 or not dice.advance():
                     break
+            if work > 100_000:      # charged as it goes on a long node, else once at its end
+                self._charge(work)
+                work = 0
+        self.runs += runs
+        self._charge(work)
         return out
 
     def _if(self, node: _If, states, outcomes, rt, plan) -> list:
@@ -795,6 +847,7 @@ class StateEnumerator:
                     held = env.get(acc)
                     if held.__class__ is tuple and held:
                         held = env[acc] = Independent.of(held)
+                        self.lazy_made += 1
                         lazy = lazy | {acc}
                     parents.append(held)
                 round_.append(State(env, st.num, st.den, st.given, st.steps, st.loops[:-1] + ((items, i + 1),),
@@ -841,7 +894,9 @@ class StateEnumerator:
                     item = held.factor[0][0]
                 else:
                     item = _MISSING
-                if item is _MISSING or holds_roll(item) or has_lazy(item):
+                # an item read from variables holding no independent list (but the list itself) holds none
+                if item is _MISSING or (self.rolls_may_hide and holds_roll(item)) or \
+                        (not m.lazy <= {acc} and has_lazy(item)):
                     break
                 items.append((item, Fraction(m.num, m.den)))
             else:
@@ -850,6 +905,7 @@ class StateEnumerator:
                 for item, p in items:
                     factor[item] = factor.get(item, 0) + p / total
                 first = members[0]
+                self.lazy_made += 1
                 first.env[acc] = Independent(before if before.__class__ is Independent else None,
                                              tuple(factor.items()))
                 first.num, first.den = total.numerator, total.denominator
@@ -952,6 +1008,19 @@ class StateEnumerator:
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
                "estimate, or raise --budget"
+
+
+def _args_key(args: dict) -> tuple:
+    """A call's memo key when no roll can sit inside a record or list (``outcome_key``, quicker)."""
+    return tuple(sorted([(k, v.frozen) if v.__class__ is Roll else (k, v) for k, v in args.items()]))
+
+
+def _still_lazy(env: dict, lazy: frozenset, targets: frozenset | None) -> frozenset:
+    """The variables holding independent lists after a node ran: only those it assigned (``targets``; None
+    when not known) can have become one, and those that held one may have been overwritten."""
+    if targets is None:
+        return frozenset(n for n, v in env.items() if n != EMIT and has_lazy(v))
+    return frozenset(n for n in lazy | targets if has_lazy(env.get(n)))
 
 
 def _own_env(env: dict, writes: bool, emits: bool) -> dict:
