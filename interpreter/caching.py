@@ -208,7 +208,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         if middle is not None:
             signal = middle(env, rt)
             if signal is not None:
-                return bounded_result(signal.value, emitted, rt, pos)
+                return bounded_result(signal.value, emitted, rt, pos) if emitted else signal.value
         if suffix is None:
             return bounded_result(None, emitted, rt, pos)
         try:

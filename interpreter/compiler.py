@@ -225,11 +225,18 @@ class Compiler:
         name, cite = proc.name, proc.cite
         pos = proc.pos
 
+        fills: dict = {}    # the names given, in order -> the constant defaults they leave out, in order
+
         def fill_defaults(env: dict, rt) -> None:
             if constants:
-                for pname, value in constants.items():
-                    if pname not in env:
-                        env[pname] = value
+                given = tuple(env)
+                add = fills.get(given)
+                if add is None:
+                    if len(fills) >= _MEMO_LIMIT:
+                        fills.clear()
+                    add = fills[given] = {k: v for k, v in constants.items() if k not in env}
+                if add:
+                    env.update(add)
             if defaults:
                 for pname, default in defaults:
                     if pname not in env:
@@ -286,6 +293,16 @@ class Compiler:
             return run_none
         if len(fns) == 1 and cost == 1:
             only = fns[0]
+            if getattr(only, "returned", None) is not None:
+                value = only.returned
+
+                def run_return(env, rt):
+                    """A block that is one `return` of a value: charged and run in one closure."""
+                    rt.steps_left -= 1
+                    if rt.steps_left < 0:
+                        rt.out_of_steps(first)
+                    return _Return(value(env, rt))
+                return run_return
 
             def run_one(env, rt):
                 rt.steps_left -= 1
@@ -358,6 +375,14 @@ class Compiler:
                     except (KeyError, TypeError):
                         env[name] = value(env, rt)     # its positioned error, or a roll's field
                 return let_field
+            static_slot = getattr(value, "static_slot", None)
+            if static_slot is not None:
+                def let_static(env, rt):
+                    try:
+                        env[name] = env[_STATIC][static_slot]
+                    except KeyError:
+                        env[name] = value(env, rt)     # worked out (and kept) the first time
+                return let_static
             roll_var, slot = self.roll_read(s.value)
             if roll_var is not None:
                 def let_roll_field(env, rt):
@@ -387,16 +412,24 @@ class Compiler:
         name, names, pos, label = s.name, kind.names, s.pos, kind.describe()
         made: dict = {}     # faces -> the unmodified Roll (values never change: one object per outcome)
 
-        def roll(env, rt):
+        def unmodified_roll(env, rt):
             faces = rt.dice.roll(kind, name, pos)
+            r = made.get(faces)
+            if r is None:
+                r = Roll(faces, names, 0)
+                if len(made) < _MEMO_LIMIT:
+                    made[faces] = r
+            env[name] = r
+        if self.untraced and modifier is None:
+            return unmodified_roll
+
+        def roll(env, rt):
             if modifier is None:
-                r = made.get(faces)
-                if r is None:
-                    r = Roll(faces, names, 0)
-                    if len(made) < _MEMO_LIMIT:
-                        made[faces] = r
-                env[name] = r
+                unmodified_roll(env, rt)
+                r = env[name]
+                faces = r.dice
             else:
+                faces = rt.dice.roll(kind, name, pos)
                 r = env[name] = Roll(faces, names, modifier(env, rt))
             if rt.trace is not None:
                 detail = ", ".join(f"{n} {d}" for n, d in zip(names, faces)) if len(faces) > 1 else str(faces[0])
@@ -489,6 +522,7 @@ class Compiler:
 
         def ret(env, rt):
             return _Return(value(env, rt) if value is not None else None)
+        ret.returned = value     # a block of this statement alone runs it in place (block)
         return ret
 
     def s_note(self, s: ast.Note, cite):
@@ -642,6 +676,7 @@ class Compiler:
             except KeyError:
                 value = store[slot] = fn(env, rt)   # an error is not kept: it happens again next time
                 return value
+        static_value.static_slot = slot    # an untraced let reads the kept value in place (s_let)
         return static_value
 
     def dice_kind(self, spec: ast.DiceSpec) -> DiceKind:
@@ -903,6 +938,16 @@ class Compiler:
                         except TypeError:
                             _compare_error(a, const, pos)
                     return compare_field_const
+                roll_var, slot = self.roll_read(e.left)
+                if roll_var is not None:
+                    def compare_roll_const(env, rt):
+                        r = env.get(roll_var)
+                        a = r._d[slot] if r.__class__ is Roll else left(env, rt)
+                        try:
+                            return fn(a, const)
+                        except TypeError:
+                            _compare_error(a, const, pos)
+                    return compare_roll_const
                 if var is not None:
                     def compare_name_const(env, rt):
                         try:
@@ -1232,16 +1277,28 @@ class Compiler:
         names = {a.name: self.local_name(a.value) for a in e.args}
         return names.get("row"), names.get("column"), names.get("shift")
 
+    def negated_shift(self, e) -> str | None:
+        """The local name of a shift written ``-name`` (read and negated in place when it holds a whole number)."""
+        for a in e.args:
+            if a.name == "shift" and isinstance(a.value, ast.Unary) and a.value.op == "-":
+                return self.local_name(a.value.operand)
+        return None
+
     def e_lookup(self, e: ast.Lookup):
         table, row, column, shift = self.table_args(e)
         rn, cn, sn = self.table_names(e)
+        negated = self.negated_shift(e)
         pos = e.pos
         memo: dict = {}     # (row, column, shift) -> a known cell's value: an untraced lookup's index
 
         def lookup(env, rt):
             r = env[rn] if rn in env else row(env, rt)
             c = (env[cn] if cn in env else column(env, rt)) if column is not None else None
-            s = (env[sn] if sn in env else shift(env, rt)) if shift is not None else 0
+            if negated is not None:
+                s = env.get(negated)
+                s = -s if s.__class__ is int else shift(env, rt)
+            else:
+                s = (env[sn] if sn in env else shift(env, rt)) if shift is not None else 0
             if rt.trace is None:
                 try:      # classes in the key: True and 1, or a roll and its total, may read differently
                     key = (r.__class__, r, c.__class__, c, s)
@@ -1275,6 +1332,7 @@ class Compiler:
     def e_locate(self, e: ast.Locate):
         table, row, column, shift = self.table_args(e)
         rn, cn, sn = self.table_names(e)
+        negated = self.negated_shift(e)
         pos = e.pos
         memo: dict = {}     # (row, column, shift) -> the located headings (a record; values do not change)
 
@@ -1288,7 +1346,11 @@ class Compiler:
 
         def locate(env, rt):
             c = (env[cn] if cn in env else column(env, rt)) if column is not None else None
-            s = (env[sn] if sn in env else shift(env, rt)) if shift is not None else 0
+            if negated is not None:
+                s = env.get(negated)
+                s = -s if s.__class__ is int else shift(env, rt)
+            else:
+                s = (env[sn] if sn in env else shift(env, rt)) if shift is not None else 0
             r = (env[rn] if rn in env else row(env, rt)) if row is not None else None
             try:
                 key = (r.__class__, r, c.__class__, c, s)
@@ -1389,7 +1451,11 @@ def _record_maker(fields: list) -> Fn:
     if len(fields) == 3:
         (k1, f1), (k2, f2), (k3, f3) = fields
         return lambda env, rt: Record({k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt)})
-    return lambda env, rt: Record([(k, f(env, rt)) for k, f in fields])
+    if len(fields) == 4:
+        (k1, f1), (k2, f2), (k3, f3), (k4, f4) = fields
+        return lambda env, rt: Record({k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt), k4: f4(env, rt)})
+    keys, fns = tuple(k for k, _ in fields), tuple(f for _, f in fields)
+    return lambda env, rt: Record(zip(keys, [f(env, rt) for f in fns]))
 
 
 def _arguments(args: list, constants: dict, reads: list) -> Fn:
@@ -1422,6 +1488,14 @@ def _arguments(args: list, constants: dict, reads: list) -> Fn:
             def made(env, rt):
                 try:
                     return {k1: env[v1], k2: env[v2], k3: env[v3]}
+                except KeyError:
+                    return slow(env, rt)
+        elif n == 4:
+            (k1, v1), (k2, v2), (k3, v3), (k4, v4) = pairs
+
+            def made(env, rt):
+                try:
+                    return {k1: env[v1], k2: env[v2], k3: env[v3], k4: env[v4]}
                 except KeyError:
                     return slow(env, rt)
         else:

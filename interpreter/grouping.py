@@ -85,9 +85,13 @@ class By:
     def __init__(self, text: str, ruleset=None):
         self.text = text
         self.fn = self.expr = None
+        self.top = None         # a field of the result itself ('result'): read directly
+        self.shown: dict = {}   # its text values -> their labels (a simulation meets the same few each run)
         if _PATH.fullmatch(text):
             self.path = text
             self.fields = frozenset({text.split(".", 1)[0]})
+            if "." not in text:
+                self.top = text
             return
         self.path = None
         from .names import free_names
@@ -135,6 +139,15 @@ class By:
                              hint="the names of an expression are the result's fields") from None
 
     def label(self, result) -> str:
+        if self.top is not None and result.__class__ is Record:
+            v = result.get(self.top, _NOTHING)
+            if v.__class__ is str:
+                found = self.shown.get(v)
+                if found is None:
+                    if len(self.shown) >= 4096:
+                        self.shown.clear()
+                    found = self.shown[v] = f"{self.text}={show(v)}"
+                return found
         v = self.value(result)
         return f"{self.text}={v!r}" if isinstance(v, _MissingField) else f"{self.text}={show(v)}"
 
@@ -158,6 +171,8 @@ def group_label(value, by: list[By]) -> str:
         return value.label
     if not by:
         return show(value)
+    if len(by) == 1:
+        return by[0].label(value)
     return ", ".join(b.label(value) for b in by)
 
 
