@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from itertools import product
+from operator import attrgetter, itemgetter
 
 from . import syntax as ast
 from .caching import EMIT
@@ -93,11 +94,23 @@ class _Map:
 class Key:
     """What tells live states apart after a node: the live variables' names, and for those that hold
     rolls, how a roll is compared (by what the procedure reads of it, else by its dice)."""
-    __slots__ = ("names", "rolls")
+    __slots__ = ("names", "rolls", "get")
 
     def __init__(self, names: tuple, rolls: set, readings: dict):
         self.names = names
-        self.rolls = tuple((i, readings.get(n)) for i, n in enumerate(names) if n in rolls)
+        # a roll is compared by what is read of it (its readings, fetched at once), else by its dice
+        self.rolls = tuple((i, _reader(readings.get(n))) for i, n in enumerate(names) if n in rolls)
+        # the live values at once (one name gives the value itself: a key only meets keys of its own Key)
+        self.get = itemgetter(*names) if names else None
+
+
+def _reader(fields):
+    """What a key keeps of a roll read only through ``fields`` (None: read otherwise, keep its dice)."""
+    if fields is None:
+        return None
+    if not fields:
+        return lambda roll: ()
+    return attrgetter(*fields)
 
 
 class _Block:
@@ -317,6 +330,44 @@ class Plan:
         return block, live
 
     def _statement(self, s, live_after: set):
+        node, live_in = self._compound(s, live_after)
+        if node.__class__ is not _Leaf and not node.branching and self._whole(s):
+            return self._whole_leaf(s, live_after), live_in
+        return node, live_in
+
+    def _whole(self, s) -> bool:
+        """Whether an ``if`` or ``for each`` without branch points may run as one closure (as in a single run):
+        it sets no variable or result field that is held as DEAD, so the values it leaves are the ones the
+        statement-by-statement run would leave."""
+        if s.pos is None or id(s) not in self.parts:
+            return False
+        for n in walk((s,)):
+            if isinstance(n, (ast.Let, ast.Set, ast.Roll, ast.Choose)) and n.name in self.dead:
+                return False
+            if isinstance(n, ast.Emit) and self.demand is not ALL and n.name not in self.demand:
+                return False
+        return True
+
+    def _whole_leaf(self, s, live_after: set) -> "_Leaf":
+        """An ``if`` or ``for each`` that cannot branch, as a leaf: it maps each state to one state (or ends it),
+        so it joins the simple statements around it into one closure and one pass over the states."""
+        inner = list(walk((s,)))
+        node = _Leaf()
+        fn, node.pos = self.parts[id(s)], s.pos
+        node.steps = ((fn, None),)
+        node.fn = fn
+        node.targets = frozenset(n.name for n in inner if isinstance(n, (ast.Let, ast.Set, ast.Roll, ast.Choose))) \
+            | frozenset(n.var for n in inner if isinstance(n, ast.ForEach))
+        node.emits = any(isinstance(n, ast.Emit) for n in inner)
+        node.writes = bool(node.targets) or node.emits
+        node.branches = node.branching = node.lazy_ok = False
+        node.key = self._key_names(live_after)
+        # whatever it reads anywhere is read as a plain value (independent lists are expanded first)
+        node.strict, node.attr = free_names(tuple(n for n in inner if isinstance(n, ast.Node)
+                                                  and not isinstance(n, ast.Statement))), set()
+        return node
+
+    def _compound(self, s, live_after: set):
         if isinstance(s, ast.If):
             node = _If()
             node.key, node.pos = self._key_names(live_after), s.pos
@@ -347,7 +398,7 @@ class Plan:
                 head = new
             node.body, node.head_key = body, self._key_names(head)
             node.strict, node.attr = free_names(s.source), set()
-            node.branching = True
+            node.branching = self._random(s)
             accs = [a for a in _accumulators(s) if a in node.head_key.names]
             node.acc = accs[0] if len(accs) == 1 else None
             node.acc_key = Key(tuple(n for n in node.head_key.names if n != node.acc), self.rolls, self.readings)
@@ -589,7 +640,7 @@ class StateEnumerator:
         for node, before, after in block.steps:
             if before and len(states) > 1:
                 states = self._merge(states, before, node)
-            if node.strict or node.attr:
+            if self.lazy_made and (node.strict or node.attr):      # independent lists exist: read ones expand
                 states = self._concrete(states, node.strict, node.attr)
             cls = node.__class__
             if cls is _Leaf:
@@ -791,20 +842,24 @@ class StateEnumerator:
                 groups.setdefault(i, []).append(st)
         else:       # conditions without branch points: one answer per state
             stop = _stop
+            work = runs = 0
+            run_cost = self.run_cost
             for st in states:
-                rt.steps_left = st.steps
+                steps = rt.steps_left = st.steps
                 try:
                     i = which(st.env, rt)
                 except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
                     self._outcome(outcomes, plan, stop(e), st.num, st.den)
                     continue
-                self.runs += 1
-                self._charge(st.steps - rt.steps_left + self.run_cost)
+                runs += 1
+                work += steps - rt.steps_left + run_cost
                 found = groups.get(i)
                 if found is None:
                     groups[i] = [st]
                 else:
                     found.append(st)
+            self.runs += runs
+            self._charge(work)
         out = groups.pop(-1, [])
         for i, group in groups.items():
             out.extend(self._block(branches[i][2], group, outcomes, rt, plan))
@@ -962,17 +1017,25 @@ class StateEnumerator:
 
     def _state_key(self, st: State, key: Key):
         env = st.env
-        values = [env.get(n, _MISSING) for n in key.names]
-        emitted = env[EMIT]
         if self.rolls_may_hide:
-            return (tuple([key_form(v) for v in values]), tuple([(k, key_form(v)) for k, v in emitted.items()]),
+            values = [env.get(n, _MISSING) for n in key.names]
+            return (tuple([key_form(v) for v in values]), tuple([(k, key_form(v)) for k, v in env[EMIT].items()]),
                     st.given, st.loops)
-        # rolls sit only in the variables they were rolled into (never in records, lists or emits)
-        for i, fields in key.rolls:
-            v = values[i]
-            if v.__class__ is Roll:
-                values[i] = ("roll",) + tuple([getattr(v, f) for f in fields]) if fields is not None else v.frozen
-        return tuple(values), tuple(emitted.items()), st.given, st.loops
+        try:
+            values = key.get(env) if key.get is not None else ()
+        except KeyError:        # a variable not set on this path: told apart by its absence
+            values = tuple([env.get(n, _MISSING) for n in key.names])
+        else:
+            if key.rolls and len(key.names) == 1:
+                values = (values,)
+        if key.rolls:   # rolls sit only in the variables they were rolled into (never in records, lists, emits)
+            values = list(values)
+            for i, read in key.rolls:
+                v = values[i]
+                if v.__class__ is Roll:
+                    values[i] = ("roll", read(v)) if read is not None else v.frozen
+            values = tuple(values)
+        return values, tuple(env[EMIT].items()), st.given, st.loops
 
     def _merge(self, states: list, names: Key, node) -> list:
         """States that agree on every live value (and loop position, given dice, wanted emits) become one."""
