@@ -232,12 +232,15 @@ def adjudicate(ruleset: Ruleset, procedure: Procedure, args: dict, dice: DiceSou
     # positional: a dataclass __init__ given keywords costs more than a small procedure's run
     outcome = Outcome("ok", None, None, None, None, rt.trace, [], getattr(dice, "seed", None), [])
     try:
-        outcome.value = rt.invoke(procedure, args)
+        rt.depth = 1       # rt.invoke without its frame: this runtime ends with the adjudication
+        outcome.value = procedure.run(dict(args), rt)   # a procedure uses its argument dict as its locals
     except Refusal as r:
         outcome.status, outcome.reason, outcome.citation = "refused", r.reason, r.citation
     except AdjudicationError as e:
         outcome.status, outcome.reason, outcome.error = "error", str(e), e
-    outcome.dice = [list(d) for d in getattr(dice, "history", [])]
+    history = getattr(dice, "history", None)
+    if history:
+        outcome.dice = [list(d) for d in history]
     return outcome
 
 

@@ -67,6 +67,7 @@ def _logic2(f1, p1, f2, p2, op: str):
         if v is True or v is False:
             return v
         return _truth(v, p2, what)
+    logic2.operands = (f1, p1, f2, p2, decisive, what)    # an untraced `if` runs them in place
     return logic2
 
 
@@ -872,6 +873,17 @@ class Compiler:
         fields, pos = [(k, self.expr(v)) for k, v in e.fields], e.pos
 
         made = _record_maker(fields)
+        specs = _direct_fields(e.fields, self.local_read) if len(e.fields) >= 3 else None
+        if specs is not None:
+            # every field a literal, a local or a local's field: read in one pass (no closure per field)
+            slow = made
+
+            def made(env, rt):
+                try:
+                    return Record({k: (env[a][b] if kind == 2 else env[a] if kind == 1 else a)
+                                   for k, kind, a, b in specs})
+                except (KeyError, TypeError):
+                    return slow(env, rt)       # the positioned error, or a roll's field
 
         def record(env, rt):
             r = made(env, rt)
@@ -1417,6 +1429,26 @@ def _returns(s) -> bool:
 def _if_untraced(cond, body, other, pos, read: tuple) -> Fn:
     """An untraced `if` with at most an `else`; a condition that is a field of a local is read in place."""
     var, field = read
+    logic = getattr(cond, "operands", None)
+    if logic is not None:
+        f1, p1, f2, p2, decisive, what = logic
+        neutral = not decisive
+
+        def if_logic(env, rt):
+            """`if a and b` / `if a or b`: the operands evaluated here, as _logic2 would."""
+            c = f1(env, rt)
+            if c is not decisive:
+                if c is not neutral:
+                    _truth(c, p1, what)
+                c = f2(env, rt)
+                if c is not True and c is not False:
+                    c = _truth(c, p2, what)
+            if c is True:
+                return body(env, rt)
+            if c is not False:
+                _truth(c, pos)
+            return other(env, rt) if other is not None else None
+        return if_logic
     if var is not None and field is not None:
         def if_field(env, rt):
             try:
@@ -1438,6 +1470,21 @@ def _if_untraced(cond, body, other, pos, read: tuple) -> Fn:
             _truth(c, pos)
         return other(env, rt) if other is not None else None
     return if_else
+
+
+def _direct_fields(fields, local_read):
+    """(key, kind, a, b) per field: 0 a literal (value a), 1 a local (name a), 2 a local's field (a.b);
+    None if any field is something else."""
+    specs = []
+    for k, v in fields:
+        if isinstance(v, ast.Literal):
+            specs.append((k, 0, v.value, None))
+            continue
+        var, field = local_read(v)
+        if var is None:
+            return None
+        specs.append((k, 1, var, None) if field is None else (k, 2, var, field))
+    return tuple(specs)
 
 
 def _record_maker(fields: list) -> Fn:

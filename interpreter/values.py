@@ -26,13 +26,12 @@ class Record(dict):
             return found
 
     def __hash__(self):  # records are values: equal records hash alike
-        try:
-            return self._hash
-        except AttributeError:
+        h = getattr(self, "_hash", None)    # (not try/except: raising AttributeError costs more than hashing)
+        if h is None:
             # order-free, as equality is: the sum of the items' hashes, which ``updated`` adjusts for
             # the fields it changes instead of hashing every field of the new record again
             self._hash = h = sum(map(hash, dict.items(self))) & _HASH_MASK
-            return h
+        return h
 
     def _immutable(self, *args, **kwargs):
         raise TypeError("records are immutable; use `record with {...}`")
@@ -42,9 +41,8 @@ class Record(dict):
     def updated(self, changes: dict) -> "Record":
         new = Record(self)
         dict.update(new, changes)
-        try:
-            h = self._hash
-        except AttributeError:
+        h = getattr(self, "_hash", None)
+        if h is None:
             return new          # never hashed: nor need the new one be yet
         try:
             for k, v in changes.items():
