@@ -271,7 +271,7 @@ def _children(e):
 def abstracted(proc_name: str, args: dict, spec: dict) -> tuple[dict, dict] | None:
     """The arguments with unread fields of abstracted records replaced by holes, and hole -> real value;
     None when there is nothing to abstract."""
-    out, values = None, {}
+    out, values, flat = None, {}, True
     for name, read in spec.items():
         v = args.get(name)
         if v.__class__ is not Record:
@@ -282,14 +282,22 @@ def abstracted(proc_name: str, args: dict, spec: dict) -> tuple[dict, dict] | No
                 hole = _hole((proc_name, name, k))
                 changed[k] = hole
                 values[hole] = x
+                if x.__class__ in _NESTED:
+                    flat = False
         if changed:
             if out is None:
                 out = dict(args)
             out[name] = v.updated(changed)
-    return (out, values) if out is not None else None
+    if out is None:
+        return None
+    values[_FLAT] = flat
+    return out, values
 
 
 _HOLES: dict = {}
+_FLAT = object()
+"""A key of the values ``abstracted`` returns: true when every real value is a number, text or truth, so a
+record with its holes filled nests exactly as deep as with them."""
 
 
 def _hole(where: tuple) -> Hole:
@@ -305,8 +313,21 @@ def put_back(value, values: dict):
     if cls is Hole:
         return values.get(value, value)
     if cls is Record:
-        return Record([(k, values.get(v, v) if v.__class__ is Hole else put_back(v, values)
-                        if v.__class__ in _NESTED else v) for k, v in value.items()])
+        _, holes, nested = _layout(value)
+        if not holes and not nested:
+            return value
+        filled = dict(value)
+        for k, h in holes:
+            filled[k] = values.get(h, h)
+        for k, v in nested:
+            filled[k] = put_back(v, values)
+        out = Record(filled)
+        if values.get(_FLAT):
+            try:
+                out._depth = value._depth       # known without looking again (see _FLAT)
+            except AttributeError:
+                pass
+        return out
     if cls is tuple:
         return tuple([put_back(v, values) if v.__class__ in _NESTED or v.__class__ is Hole else v for v in value])
     if cls is Independent:
@@ -316,3 +337,16 @@ def put_back(value, values: dict):
 
 
 _NESTED = {Record, tuple, Independent}
+_LAYOUTS: dict = {}
+
+
+def _layout(record: Record) -> tuple:
+    """(record, its fields holding holes, its fields holding lists or records): a shared distribution's
+    values are filled once per call, so where their holes are is found once."""
+    found = _LAYOUTS.get(id(record))
+    if found is None or found[0] is not record:
+        if len(_LAYOUTS) >= 4096:
+            _LAYOUTS.clear()
+        found = _LAYOUTS[id(record)] = (record, tuple((k, v) for k, v in record.items() if v.__class__ is Hole),
+                                        tuple((k, v) for k, v in record.items() if v.__class__ in _NESTED))
+    return found

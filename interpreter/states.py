@@ -805,8 +805,11 @@ class StateEnumerator:
                                                       rt.steps_left, st.loops, st.lazy, st.origin)))
                 elif signal is None:
                     lazy = st.lazy
-                    if (lazy and writes) or dice.got_lazy:
-                        lazy = _still_lazy(env, lazy, targets)
+                    if dice.got_lazy or targets is None:
+                        if (lazy and writes) or dice.got_lazy:
+                            lazy = _still_lazy(env, lazy, targets)
+                    elif lazy and writes:   # a roll or a plain result into its targets: none holds a list
+                        lazy = lazy - targets
                     out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                      st.loops, lazy, st.origin))
                 elif signal is not _STOPPED:
@@ -953,17 +956,20 @@ class StateEnumerator:
                 if item is _MISSING or (self.rolls_may_hide and holds_roll(item)) or \
                         (not m.lazy <= {acc} and has_lazy(item)):
                     break
-                items.append((item, Fraction(m.num, m.den)))
+                items.append((item, m.num, m.den))
             else:
-                total = sum(p for _, p in items)
-                factor: dict = {}
-                for item, p in items:
-                    factor[item] = factor.get(item, 0) + p / total
+                # weights over one common denominator: integer sums, one Fraction per distinct item
+                common = math.lcm(*{d for _, _, d in items})
+                scaled: dict = {}
+                for item, n, d in items:
+                    scaled[item] = scaled.get(item, 0) + n * (common // d)
+                total = sum(scaled.values())
                 first = members[0]
                 self.lazy_made += 1
                 first.env[acc] = Independent(before if before.__class__ is Independent else None,
-                                             tuple(factor.items()))
-                first.num, first.den = total.numerator, total.denominator
+                                             tuple([(item, Fraction(n, total)) for item, n in scaled.items()]))
+                g = math.gcd(total, common)
+                first.num, first.den = total // g, common // g
                 first.lazy = first.lazy | {acc}
                 out.append(first)
                 continue
