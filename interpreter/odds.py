@@ -475,13 +475,19 @@ def _simulate_block(situation, seed: int, by, block: int, runs: int) -> dict:
     rt = Runtime(situation.ruleset, dice, None, situation.choices)
     steps = rt.limits["steps"]
     counts: dict[str, int] = defaultdict(int)
+    one = by[0] if len(by) == 1 else None     # one --by: labelled without the join
     for _ in range(runs):
-        rt.steps_left, rt.depth = steps, 0
-        rt.choice_counts.clear()
+        rt.steps_left, rt.depth = steps, 1     # (the depth of rt.invoke, which this loop does in place)
+        if rt.choice_counts:
+            rt.choice_counts.clear()
         if dice is not stream:
             dice.used = 0
             dice.history.clear()
-        counts[group_label(_run(rt, proc, args), by)] += 1
+        try:
+            value = proc.run(dict(args), rt)     # a procedure uses its argument dict as its locals
+        except Exception as e:
+            value = stop_outcome(e)
+        counts[one.label(value) if one is not None and value.__class__ is not Stop else group_label(value, by)] += 1
     return dict(counts)
 
 
