@@ -74,7 +74,7 @@ class State:
 class _Leaf:
     """A run of simple statements (at most one of them a branch point, at its end), as one closure."""
     __slots__ = ("fn", "steps", "writes", "emits", "key", "pos", "branches", "strict", "attr", "lazy_ok",
-                 "branching", "targets")
+                 "branching", "targets", "fresh")
 
 
 class _If:
@@ -94,10 +94,11 @@ class _Map:
 class Key:
     """What tells live states apart after a node: the live variables' names, and for those that hold
     rolls, how a roll is compared (by what the procedure reads of it, else by its dice)."""
-    __slots__ = ("names", "rolls", "get")
+    __slots__ = ("names", "rolls", "get", "set")
 
     def __init__(self, names: tuple, rolls: set, readings: dict):
         self.names = names
+        self.set = frozenset(names)
         # a roll is compared by what is read of it (its readings, fetched at once), else by its dice
         self.rolls = tuple((i, _reader(readings.get(n))) for i, n in enumerate(names) if n in rolls)
         # the live values at once (one name gives the value itself: a key only meets keys of its own Key)
@@ -145,6 +146,7 @@ def _join(a: _Leaf, b: _Leaf) -> _Leaf:
     node.fn, node.writes, node.emits = _sequence(node.steps), a.writes or b.writes, a.emits or b.emits
     node.key, node.pos, node.branches, node.branching = b.key, a.pos, b.branches, b.branches
     node.strict, node.attr, node.lazy_ok = a.strict | b.strict, a.attr | b.attr, b.lazy_ok
+    node.fresh = None
     return node
 
 
@@ -361,6 +363,7 @@ class Plan:
         node.emits = any(isinstance(n, ast.Emit) for n in inner)
         node.writes = bool(node.targets) or node.emits
         node.branches = node.branching = node.lazy_ok = False
+        node.fresh = None
         node.key = self._key_names(live_after)
         # whatever it reads anywhere is read as a plain value (independent lists are expanded first)
         node.strict, node.attr = free_names(tuple(n for n in inner if isinstance(n, ast.Node)
@@ -423,6 +426,10 @@ class Plan:
         node.key = self._key_names(live_after)
         node.strict, node.attr = _strictness(s)
         node.lazy_ok = _lazy_call(s, self.ruleset)
+        # a roll, or a call's result, into a live variable: the states one state branches into all differ there
+        node.fresh = target if node.branches and target in node.key.set and (
+            isinstance(s, ast.Roll) or (isinstance(s, (ast.Let, ast.Set)) and isinstance(s.value, ast.Call))) \
+            else None
         if isinstance(s, (ast.Return, ast.Fail, ast.Refuse)):
             return node, _reads(s)
         return node, (live_after - ({target} if target else set())) | _reads(s)
@@ -637,14 +644,29 @@ class StateEnumerator:
             st.steps -= cost
             if st.steps < 0:
                 rt.out_of_steps(block.first)
+        # ``apart``: variables the states are known to differ in pairwise, so a merge would find nothing to
+        # merge (None: not known). One state differs from no other; the states one state branches into by a
+        # roll or a call into a live variable differ there. After a merge the states differ in their whole
+        # key, which also holds their emits, dice given so far and loop positions (``loose``): then any emit,
+        # roll or call may make two of them alike again.
+        apart, loose = (frozenset() if len(states) == 1 else None), False
         for node, before, after in block.steps:
             if before and len(states) > 1:
-                states = self._merge(states, before, node)
+                if apart is not None and apart <= before.set:
+                    self._count(len(states), node)
+                else:
+                    states = self._merge(states, before, node)
+                    apart, loose = before.set, True
             if self.lazy_made and (node.strict or node.attr):      # independent lists exist: read ones expand
-                states = self._concrete(states, node.strict, node.attr)
+                expanded = self._concrete(states, node.strict, node.attr)
+                if expanded is not states:
+                    states, apart = expanded, None
             cls = node.__class__
             if cls is _Leaf:
                 if node.branches:
+                    fresh = node.fresh
+                    if apart is not None:
+                        apart = apart | {fresh} if fresh is not None and fresh not in apart and not loose else None
                     rt.dice.lazy_ok = node.lazy_ok and self.factor
                     states = self._run(node.fn, states, outcomes, rt, plan, node.writes, node.emits,
                                        targets=node.targets)
@@ -652,16 +674,24 @@ class StateEnumerator:
                 else:
                     states = self._run_plain(node.fn, states, outcomes, rt, plan, node.writes, node.emits,
                                              node.targets)
+                    if apart is not None and (not apart.isdisjoint(node.targets) or (loose and node.emits)):
+                        apart = None        # a value they differed in may have been overwritten
             elif cls is _If:
                 states = self._if(node, states, outcomes, rt, plan)
+                if not self.if_idle:
+                    apart = None
             elif cls is _For:
-                states = self._for(node, states, outcomes, rt, plan)
+                states, apart = self._for(node, states, outcomes, rt, plan), None
             else:
-                states = self._map(node, states, outcomes, rt, plan)
+                states, apart = self._map(node, states, outcomes, rt, plan), None
             if not states:
                 return states
             if after and len(states) > 1:
-                states = self._merge(states, node.key, node)
+                if apart is not None and apart <= node.key.set:
+                    self._count(len(states), node)
+                else:
+                    states = self._merge(states, node.key, node)
+                    apart, loose = node.key.set, True
         return states
 
     def _concrete(self, states: list, strict, attr) -> list:
@@ -864,6 +894,7 @@ class StateEnumerator:
             self.runs += runs
             self._charge(work)
         out = groups.pop(-1, [])
+        self.if_idle = not groups and not node.random     # no state took a branch: each is as it was
         for i, group in groups.items():
             out.extend(self._block(branches[i][2], group, outcomes, rt, plan))
         return out
@@ -1065,14 +1096,17 @@ class StateEnumerator:
                     other.origin = other.origin[:-1] + (-1,)   # from two states: no longer one state's round
                 if st.lazy != other.lazy:
                     other.lazy = other.lazy | st.lazy
-        count = len(merged)
+        self._count(len(merged), node)
+        return list(merged.values())
+
+    def _count(self, count: int, node) -> None:
+        """The live states after a node, against the budget (a merge that would find nothing is skipped)."""
         if count > self.peak:
             self.peak = count
             if count > self.budget:
                 raise LimitError(f"exact odds would track more than {self.budget:,} live states ({count:,} at "
                                  f"line {node.pos.line} of {node.pos.file})", node.pos,
                                  hint=self.hint())
-        return list(merged.values())
 
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
