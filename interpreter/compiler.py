@@ -1045,13 +1045,25 @@ class Compiler:
             return arithmetic
 
         searches = op in ("in", "not in")
+        if searches:
+            negate = op == "not in"
+
+            def search(env, rt):
+                """``a in b`` / ``a not in b``: a true or false, as _BINARY's would give, without its call."""
+                a, b = left(env, rt), right(env, rt)
+                if b.__class__ is tuple and len(b) >= CELLS_PER_STEP:   # a search is work: n // 64 steps
+                    rt.steps_left -= len(b) // CELLS_PER_STEP
+                    if rt.steps_left < 0:
+                        rt.out_of_steps(pos)
+                try:
+                    found = a in b
+                except TypeError:
+                    _arith_error(op, a, b, pos)
+                return not found if negate else found
+            return search
 
         def binary(env, rt):
             a, b = left(env, rt), right(env, rt)
-            if searches and b.__class__ is tuple and len(b) >= CELLS_PER_STEP:   # a search is work: n // 64 steps
-                rt.steps_left -= len(b) // CELLS_PER_STEP
-                if rt.steps_left < 0:
-                    rt.out_of_steps(pos)
             try:
                 r = fn(a, b)
                 c = r.__class__
