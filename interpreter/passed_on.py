@@ -277,9 +277,9 @@ def abstracted(proc_name: str, args: dict, spec: dict) -> tuple[dict, dict] | No
         if v.__class__ is not Record:
             continue
         changed = {}
-        for k, x in v.items():
-            if k not in read and x.__class__ is not Hole:
-                hole = _hole((proc_name, name, k))
+        for k, hole in _holes_for(proc_name, name, read, v):
+            x = v[k]
+            if x.__class__ is not Hole:
                 changed[k] = hole
                 values[hole] = x
                 if x.__class__ in _NESTED:
@@ -298,6 +298,20 @@ _HOLES: dict = {}
 _FLAT = object()
 """A key of the values ``abstracted`` returns: true when every real value is a number, text or truth, so a
 record with its holes filled nests exactly as deep as with them."""
+
+
+_UNREAD: dict = {}
+
+
+def _holes_for(proc_name: str, name: str, read: frozenset, record: Record) -> tuple:
+    """(field, its hole) for each field of ``record`` the procedure does not read, per record shape."""
+    key = (proc_name, name, read, tuple(record))
+    found = _UNREAD.get(key)
+    if found is None:
+        if len(_UNREAD) >= 4096:
+            _UNREAD.clear()
+        found = _UNREAD[key] = tuple((k, _hole((proc_name, name, k))) for k in record if k not in read)
+    return found
 
 
 def _hole(where: tuple) -> Hole:
@@ -347,6 +361,12 @@ def _layout(record: Record) -> tuple:
     if found is None or found[0] is not record:
         if len(_LAYOUTS) >= 4096:
             _LAYOUTS.clear()
-        found = _LAYOUTS[id(record)] = (record, tuple((k, v) for k, v in record.items() if v.__class__ is Hole),
-                                        tuple((k, v) for k, v in record.items() if v.__class__ in _NESTED))
+        holes, nested = [], []
+        for k, v in record.items():
+            c = v.__class__
+            if c is Hole:
+                holes.append((k, v))
+            elif c in _NESTED:
+                nested.append((k, v))
+        found = _LAYOUTS[id(record)] = (record, holes, nested)
     return found
