@@ -92,11 +92,25 @@ def analyse(ruleset: Ruleset) -> None:
                                      "(limit 'sides')", node.pos,
                                      hint="raise limits.sides in ruleset.yaml if the rules really need more")
     mark_deterministic(ruleset)
+    for proc in ruleset.procedures.values():
+        for node in walk(proc.syntax.body):
+            if isinstance(node, ast.Note):
+                _check_note_is_pure(ruleset, node)
     ruleset.rolls_may_hide = rolls_escape(ruleset)
     global_names = set(ruleset.catalogues)
     decisions = decisions_by_procedure(ruleset)
     for proc in ruleset.procedures.values():
         proc.analysis = dict(procedure_facts(ruleset, proc, global_names), decisions=decisions[proc.name])
+
+
+def _check_note_is_pure(ruleset: Ruleset, note: ast.Note) -> None:
+    """A note only writes the trace, and untraced runs and exact odds skip it: so its text may not
+    call a procedure that rolls or takes a decision, or a seed would replay differently with a trace."""
+    for node in walk((note.text,)):
+        if isinstance(node, ast.Call) and not ruleset.procedures[node.procedure].deterministic:
+            raise InputError(f"a note cannot call '{node.procedure}', which rolls dice or takes a decision: a note "
+                             "only writes the trace, so it must not change the adjudication", node.pos,
+                             hint="call it in a let before the note, and show the let's value in the note")
 
 
 def procedure_facts(ruleset: Ruleset, proc: Procedure, global_names) -> dict:
@@ -532,8 +546,18 @@ class Compiler:
         text = self.expr(s.text)
 
         def note(env, rt):
-            if rt.trace is not None:
-                rt.trace.add("note", show(text(env, rt)), cite)
+            """Write the note; whatever stops its text (a division by zero, a missing chart cell) is written
+            instead, and its steps are given back: untraced runs skip notes, and must give the same result."""
+            trace = rt.trace
+            if trace is not None:
+                steps = rt.steps_left
+                try:
+                    line = show(text(env, rt))
+                except (AdjudicationError, Refusal) as e:
+                    line = f"(this note could not be written: {e.reason if isinstance(e, Refusal) else e.message})"
+                finally:
+                    rt.steps_left = steps
+                trace.add("note", line, cite)
         return note
 
     def s_fail(self, s: ast.Fail, cite):

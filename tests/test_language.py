@@ -414,3 +414,46 @@ def test_division_and_remainder_take_numbers_only(tmp_path, expr, verb):
     root = write_ruleset(tmp_path, {"procedures/extra.ump": f"procedure quotient(x: int):\n    let q = {expr}\n    return q\n"})
     out = run("quotient", {"x": 1}, root=root)
     assert out.status == "error" and f"extra.ump:2:13: cannot adjudicate: cannot {verb} " in out.reason
+
+
+def test_a_note_cannot_roll_because_untraced_runs_skip_it(tmp_path):
+    # a note only writes the trace: a roll in it would make a seed replay differently with a trace
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure d6():\n    roll x = DR\n    return x\n"
+                                    "procedure noisy():\n    roll a = DR\n    note \"then {call d6()}\"\n    return a\n"})
+    with pytest.raises(InputError, match="a note cannot call 'd6'") as found:
+        load_ruleset(root)
+    assert found.value.position.line == 6 and found.value.exit_code == 2
+
+
+_NOTE_FAILS = ("procedure count(items: list[int]):\n    let n = 0\n    for each i in items:\n        set n = n + i\n"
+               "    return n\n"
+               "procedure odd_note(d: int, items: list[int]):\n    roll r = DR\n"
+               "    note \"per die {r.final // d}, sum {call count(items: items)}\"\n"
+               "    emit total = r.final + len(items)\n    return\n")
+
+
+def test_a_note_whose_text_fails_is_written_as_such_and_changes_no_result(tmp_path):
+    # the traced run meets a division by zero in the note's text; the untraced run never works it
+    # out: both give the same result, and the trace says why the note is missing
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": _NOTE_FAILS})
+    args = {"d": 0, "items": [1, 2]}
+    traced = run("odd_note", args, dice=[[3, 4]], root=root)
+    ruleset = load_ruleset(root)
+    untraced = adjudicate(ruleset, find_procedure(ruleset, "odd_note"), args, GivenDice([[3, 4]]), None, trace=False)
+    assert traced.status == untraced.status == "ok"
+    assert traced.value == untraced.value == Record({"total": 9})
+    notes = [e["text"] for e in traced.trace.events if e["kind"] == "note"]
+    assert notes == ["(this note could not be written: division by zero)"]
+
+
+def test_a_note_costs_no_steps_so_a_trace_changes_no_limit(tmp_path):
+    # the note sums 40 items (about 80 statements): with 30 steps left that would stop a traced run,
+    # which an untraced run, skipping the note, would not
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("steps: 5000", "steps: 30"),
+        "procedures/extra.ump": _NOTE_FAILS})
+    out = run("odd_note", {"d": 1, "items": list(range(40))}, dice=[[1, 1]], root=root)
+    assert out.status == "ok" and out.value["total"] == 42
+    notes = [e["text"] for e in out.trace.events if e["kind"] == "note"]
+    assert len(notes) == 1 and "limit 'steps'" in notes[0]
