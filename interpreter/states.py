@@ -78,7 +78,7 @@ class _Leaf:
 
 
 class _If:
-    __slots__ = ("branches", "key", "pos", "strict", "attr", "random", "branching")
+    __slots__ = ("branches", "key", "pos", "strict", "attr", "random", "branching", "same")
 
 
 class _For:
@@ -103,6 +103,9 @@ class Key:
         self.rolls = tuple((i, _reader(readings.get(n))) for i, n in enumerate(names) if n in rolls)
         # the live values at once (one name gives the value itself: a key only meets keys of its own Key)
         self.get = itemgetter(*names) if names else None
+
+
+_steps_left = attrgetter("steps")
 
 
 def _reader(fields):
@@ -387,6 +390,8 @@ class Plan:
             node.strict, node.attr = conds, set()
             node.random = any(self._random(b.condition) for b in s.branches if b.condition is not None)
             node.branching = node.random or any(n.branching for _, _, block in branches for n in block.nodes)
+            # conditions reading only arguments never assigned (and catalogues): one answer for every state
+            node.same = not node.random and conds <= (self.fixed | self.globals)
             return node, live_in | conds
         if isinstance(s, ast.ForEach):
             node = _For()
@@ -845,7 +850,12 @@ class StateEnumerator:
                 elif signal is not _STOPPED:
                     self._outcome(outcomes, plan, result_value(signal.value, env[EMIT]), num * dice.num,
                                   den * dice.den)
-                if dice.at == 0 or not dice.advance():
+                at = dice.at
+                if at == 1 and len(path) == 1:    # one branch point (a roll, a call): its next option
+                    path[0] += 1
+                    if path[0] >= dice.widths[0]:
+                        break
+                elif at == 0 or not dice.advance():
                     break
             if work > 100_000:      # charged as it goes on a long node, else once at its end
                 self._charge(work)
@@ -873,6 +883,20 @@ class StateEnumerator:
             self._run(which, states, outcomes, rt, plan, False, False, collect=picked)
             for i, st in picked:
                 groups.setdefault(i, []).append(st)
+        elif node.same and len(states) > 1:      # one answer for all: the same conditions on the same values
+            first = min(states, key=_steps_left)     # the one a step limit would stop first
+            steps = rt.steps_left = first.steps
+            try:
+                i = which(first.env, rt)
+            except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                stopped = _stop(e)
+                for st in states:
+                    self._outcome(outcomes, plan, stopped, st.num, st.den)
+                states = []
+            else:
+                self.runs += len(states)
+                self._charge((steps - rt.steps_left + self.run_cost) * len(states))
+                groups[i] = list(states)
         else:       # conditions without branch points: one answer per state
             stop = _stop
             work = runs = 0
