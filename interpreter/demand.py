@@ -249,6 +249,6 @@ def project(value, demand):
     """A result with the fields nobody needs replaced by DEAD (so equal-where-it-matters merge)."""
     if demand is ALL or value.__class__ is not Record:
         return value
-    if all(k in demand for k in value):
+    if value.keys() <= demand:      # (a demand is a set of field names)
         return value
     return Record([(k, v if k in demand else DEAD) for k, v in value.items()])
