@@ -106,6 +106,8 @@ class Key:
 
 
 _steps_left = attrgetter("steps")
+_CHARGE_EVERY = 100_000
+"""Work is charged toward 'odds work' once per node, or every this many steps on a long one."""
 
 
 def _reader(fields):
@@ -796,6 +798,9 @@ class StateEnumerator:
             runs += 1
             left = rt.steps_left
             work += steps - left + run_cost
+            if work > _CHARGE_EVERY:       # a long node is charged as it goes (the limit stops it early)
+                self._charge(work)
+                work = 0
             if signal is None:
                 if st.lazy and writes:
                     st.lazy = _still_lazy(env, st.lazy, targets)
@@ -857,7 +862,7 @@ class StateEnumerator:
                         break
                 elif at == 0 or not dice.advance():
                     break
-            if work > 100_000:      # charged as it goes on a long node, else once at its end
+            if work > _CHARGE_EVERY:    # charged as it goes on a long node, else once at its end
                 self._charge(work)
                 work = 0
         self.runs += runs
@@ -910,6 +915,9 @@ class StateEnumerator:
                     continue
                 runs += 1
                 work += steps - rt.steps_left + run_cost
+                if work > _CHARGE_EVERY:
+                    self._charge(work)
+                    work = 0
                 found = groups.get(i)
                 if found is None:
                     groups[i] = [st]
