@@ -37,8 +37,9 @@ from .operators import truth as _truth
 from .purity import decisions_by_procedure, mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
-from .values import (CELLS_PER_STEP, DEAD, Record, Roll, any_roll, brief, built_depth, check_built, check_number,
-                     check_repeat, check_size, check_text, key_form, normalise, show, show_cut, size_error, type_name)
+from .values import (CELLS_PER_STEP, CHARACTERS_PER_CELL, DEAD, Record, Roll, any_roll, brief, built_depth,
+                     check_built, check_number, check_repeat, check_size, check_text, key_form, normalise, show,
+                     show_cut, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
 
@@ -152,6 +153,11 @@ class Compiler:
         self.static_names: set[str] = set()  # names fixed by the current procedure's cached prefix
         self.static_slots = 0
         self.untraced = False     # compiling parts that only untraced runs use (caching.py): no trace code
+        # lengths from which a list or text just built is checked: its limit (which a ruleset may set low)
+        # or its charge in steps (values.py), whichever comes first; shorter ones need no look
+        limits = ruleset.limits
+        self.list_checked_from = min(CELLS_PER_STEP, limits["list"] + 1)
+        self.text_checked_from = min(CELLS_PER_STEP * CHARACTERS_PER_CELL, limits["text"] + 1)
         # each statement's, condition's and loop source's closure, by id of its syntax node (the
         # first compile, without prefix-cache wrappers): the state enumerator (states.py) runs them
         self.parts: dict = {}
@@ -746,11 +752,11 @@ class Compiler:
     def e_interpolated(self, e: ast.Interpolated):
         parts = [p if isinstance(p, str) else self.expr(p) for p in e.parts]
 
-        pos = e.pos
+        pos, checked_from = e.pos, self.text_checked_from
 
         def text(env, rt):
             out = "".join(p if isinstance(p, str) else show(p(env, rt)) for p in parts)
-            return out if len(out) < 1024 else check_text(out, rt, pos)
+            return out if len(out) < checked_from else check_text(out, rt, pos)
         return text
 
     def e_name(self, e: ast.Name):
@@ -1028,6 +1034,7 @@ class Compiler:
         raw = _RAW.get(op)
         big = 10 ** self.ruleset.limits["digits"]
         repeat, concat = op == "*", op == "+"
+        list_from, text_from = self.list_checked_from, self.text_checked_from
         if raw is not None:
             lvar, rvar = self.local_name(e.left), self.local_name(e.right)
 
@@ -1043,7 +1050,7 @@ class Compiler:
                         return check_number(r, rt, pos)
                     if ca is tuple and concat:
                         r = a + b
-                        return check_built(r, rt, pos) if len(r) >= 64 else r
+                        return check_built(r, rt, pos) if len(r) >= list_from else r
                 if a.__class__ is bool or b.__class__ is bool:
                     _arith_error(op, a, b, pos)
                 if repeat and (a.__class__ in _SEQUENCES or b.__class__ in _SEQUENCES):
@@ -1062,9 +1069,9 @@ class Compiler:
                         r = r.numerator
                     return check_number(r, rt, pos)
                 if c is tuple:
-                    return check_built(r, rt, pos) if len(r) >= 64 else r
+                    return check_built(r, rt, pos) if len(r) >= list_from else r
                 if c is str:
-                    return check_text(r, rt, pos) if len(r) >= 1024 else r
+                    return check_text(r, rt, pos) if len(r) >= text_from else r
                 return r
             return arithmetic
 

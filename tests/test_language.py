@@ -457,3 +457,23 @@ def test_a_note_costs_no_steps_so_a_trace_changes_no_limit(tmp_path):
     assert out.status == "ok" and out.value["total"] == 42
     notes = [e["text"] for e in out.trace.events if e["kind"] == "note"]
     assert len(notes) == 1 and "limit 'steps'" in notes[0]
+
+
+_GROW = ("procedure grow(items: list[int]):\n    let out = []\n    let words = \"\"\n    for each i in items:\n"
+         "        set out = out + [i, i]\n        set words = words + \"ab\"\n    emit said = \"{words}!\"\n"
+         "    return len(out)\n")
+
+
+@pytest.mark.parametrize("limit,message", [("list: 5", "limit 'list' is 5"), ("text: 5", "limit 'text' is 5")])
+def test_a_low_size_limit_stops_what_grows_past_it_traced_or_not(tmp_path, limit, message):
+    # short lists and texts skip the size check for speed: a ruleset's own low limit must still hold
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("dice: 6}", f"dice: 6, {limit}}}"),
+        "procedures/extra.ump": _GROW})
+    traced = run("grow", {"items": [1, 2, 3]}, root=root)
+    ruleset = load_ruleset(root)
+    untraced = adjudicate(ruleset, find_procedure(ruleset, "grow"), {"items": (1, 2, 3)}, GivenDice([]), None,
+                          trace=False)
+    for out in (traced, untraced):
+        assert out.status == "error" and message in out.reason
+    assert run("grow", {"items": [1, 2]}, root=root).status == "ok"
