@@ -76,13 +76,16 @@ def _logic2(f1, p1, f2, p2, op: str):
 
 def analyse(ruleset: Ruleset) -> None:
     """What compiling needs to know of the whole ruleset, worked out once at load: every roll within the
-    dice bounds (an input error otherwise), which procedures are pure (``proc.deterministic``) and whether
-    rolls can hide inside values (``ruleset.rolls_may_hide``). The facts are plain data, so a cached load
-    keeps them instead of walking every procedure again."""
+    dice bounds and every note free of rolls and decisions (input errors otherwise), which procedures
+    are pure (``proc.deterministic``) and whether rolls can hide inside values (``ruleset.rolls_may_hide``).
+    The facts are plain data, so a cached load keeps them instead of walking every procedure again."""
     limit, sides = ruleset.limits["dice"], ruleset.limits["sides"]
+    notes = []
     for proc in ruleset.procedures.values():   # at load, also for procedures compiled only when they first run
         for node in walk(proc.syntax.body):
-            if isinstance(node, ast.Roll) and node.dice.size is None:
+            if isinstance(node, ast.Note):
+                notes.append(node)
+            elif isinstance(node, ast.Roll) and node.dice.size is None:
                 kind = roll_kind(ruleset, node.dice)
                 if kind.count > limit:
                     raise InputError(f"this roll uses {kind.count} dice, more than the limit of {limit} "
@@ -93,10 +96,8 @@ def analyse(ruleset: Ruleset) -> None:
                                      "(limit 'sides')", node.pos,
                                      hint="raise limits.sides in ruleset.yaml if the rules really need more")
     mark_deterministic(ruleset)
-    for proc in ruleset.procedures.values():
-        for node in walk(proc.syntax.body):
-            if isinstance(node, ast.Note):
-                _check_note_is_pure(ruleset, node)
+    for note in notes:
+        _check_note_is_pure(ruleset, note)
     ruleset.rolls_may_hide = rolls_escape(ruleset)
     global_names = set(ruleset.catalogues)
     decisions = decisions_by_procedure(ruleset)
