@@ -29,6 +29,9 @@ from .values import thaw
 # a load is not served by the cache; see load_cache.py. Trace and runtime are light and always needed.
 
 _CACHE: dict[tuple, tuple[Ruleset, list[str]]] = {}
+KEPT_LOADS = 16
+"""Most loaded rulesets a process keeps (least recently used dropped first): a long-running process, such as
+a workbench worker given a new house rule on every request, must not grow without end."""
 
 
 def _fingerprint(paths) -> tuple:
@@ -61,10 +64,13 @@ def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = Tru
     overlays = tuple(str(o) for o in overlays)
     key = (str(Path(root).resolve()),) + _fingerprint(ruleset_files(root) + list(overlays)) + (prefix_caching,)
     if use_cache and key in _CACHE:
-        return _CACHE[key]
+        _CACHE[key] = found = _CACHE.pop(key)      # now the most recently used
+        return found
     with gc_paused():
         ruleset, warnings = read_checked(root, overlays)
         Compiler(ruleset, prefix_caching).compile(lazy=lazy, analysed=True)
+    while len(_CACHE) >= KEPT_LOADS:
+        del _CACHE[next(iter(_CACHE))]
     _CACHE[key] = (ruleset, warnings)
     return ruleset, warnings
 

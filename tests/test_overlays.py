@@ -308,3 +308,22 @@ cases:
     with pytest.raises(InputErrors) as e:
         run_case(cases["bad-change"])
     assert "changes.yaml:13:28" in str(e.value) and "whole number" in str(e.value)
+
+
+def test_a_process_keeps_a_bounded_number_of_loaded_rulesets(tmp_path):
+    # a workbench worker is handed a new house rule on every request: each makes a ruleset, and the
+    # process must drop the least recently used ones rather than grow without end
+    from interpreter import api
+    api.clear_cache()
+    overlays = [overlay(tmp_path, f"  - stack: drm\n    modify: terrain\n    set: {{value: {i}}}\n", f"o{i}.yaml")
+                for i in range(api.KEPT_LOADS + 1)]
+    first = load_ruleset(FIXTURE, (str(overlays[0]),))
+    loaded = [load_ruleset(FIXTURE, (str(o),)) for o in overlays[1:-1]]
+    assert load_ruleset(FIXTURE, (str(overlays[0]),)) is first     # used again: now the most recent
+    load_ruleset(FIXTURE, (str(overlays[-1]),))                      # one more than the bound
+    assert len(api._CACHE) == api.KEPT_LOADS
+    assert load_ruleset(FIXTURE, (str(overlays[0]),)) is first      # kept: it was used recently
+    again = load_ruleset(FIXTURE, (str(overlays[1]),))              # the least recently used was dropped
+    assert again is not loaded[0] and len(api._CACHE) == api.KEPT_LOADS
+    assert load_ruleset(FIXTURE, (str(overlays[3]),)) is loaded[2]      # the rest are kept
+    api.clear_cache()
