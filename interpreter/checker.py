@@ -57,8 +57,10 @@ class Checker:
             raise InputErrors(self.errors)
         for kind in ("tables", "stacks"):
             for name, thing in getattr(self.r, kind).items():
-                if name not in self.used[kind] and not getattr(thing, "structure_unknown", False):
-                    # (a table of unknown structure is declared to record that the rulebook names it)
+                if name not in self.used[kind] and not getattr(thing, "structure_unknown", False) \
+                        and not getattr(thing, "reference", False):
+                    # (a table of unknown structure is declared to record that the rulebook names it; a
+                    # reference table, to give players a chart the rulebook prints)
                     self.warnings.append(f"{thing.pos}: warning: {kind[:-1]} '{name}' is never used by a procedure")
         return self.warnings
 

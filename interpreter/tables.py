@@ -160,6 +160,7 @@ class Table:
     pos: Position | None = None
     origins: dict = field(default_factory=dict)   # (r, c) -> overlay position that set it
     structure_unknown: bool = False   # the rulebook names the table but gives no rows or columns
+    reference: bool = False           # kept for players to read; no procedure is meant to look it up
 
     @property
     def open_axes(self) -> list[str]:
@@ -340,14 +341,15 @@ def build_table(name: str, spec: dict, doc, path: tuple, cite) -> Table:
         # named by the rulebook, axes not given: no cells, and every lookup stops with "needs chart"
         return Table(name, spec["title"], cite(spec.get("cite")), spec.get("player_aid"),
                      Axis("rows", "exact", [], open=True), None, "off", None, {}, [], {}, doc.at(path),
-                     structure_unknown=True)
+                     structure_unknown=True, reference=spec.get("reference", False))
     rows, columns = axis("rows"), axis("columns")
     results = {code: ResultCode.build(code, r["pattern"], r.get("means", ""))
                for code, r in (spec.get("results") or {}).items()}
     ncols = len(columns.headings) if columns else 1
     table = Table(name, spec["title"], cite(spec.get("cite")), spec.get("player_aid"), rows, columns,
                   spec.get("shift_off_edge", "off"), spec.get("off_table"), results,
-                  [[UNKNOWN] * ncols for _ in rows.headings], {}, doc.at(path))
+                  [[UNKNOWN] * ncols for _ in rows.headings], {}, doc.at(path),
+                  reference=spec.get("reference", False))
     if table.off_table is not None:
         try:
             table.off_value()

@@ -266,6 +266,27 @@ def test_a_table_of_unknown_structure_stops_every_lookup_and_charts_say_so(cli, 
     assert "'secret' is never used" not in out + err   # declared only to record that the rulebook names it
 
 
+def test_check_warns_of_an_unused_table_unless_it_is_kept_for_players_to_read(cli, tmp_path):
+    tables = """tables:
+  printed:
+    title: A chart the rulebook prints for players
+    reference: true
+    rows: {title: kind, match: exact, headings: [a, b]}
+    grid: {a: [1], b: [2]}
+  forgotten:
+    title: A chart no procedure reads
+    rows: {title: kind, match: exact, headings: [a]}
+    grid: {a: [1]}
+"""
+    root = write_ruleset(tmp_path, {"tables/more.yaml": tables})
+    code, out, err = cli("check", root)
+    assert code == 0
+    assert "table 'forgotten' is never used by a procedure" in out + err
+    assert "'printed'" not in out + err
+    code, text, err = cli("charts", root)
+    assert "printed: A chart the rulebook prints for players" in text     # still listed for players
+
+
 def test_a_table_of_unknown_structure_may_be_replaced_by_a_chart_overlay(tmp_path):
     root = write_ruleset(tmp_path, {"tables/more.yaml": _NO_AXES, "procedures/reads.ump": _READS})
     chart = tmp_path / "chart.yaml"
