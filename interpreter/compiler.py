@@ -37,9 +37,9 @@ from .operators import truth as _truth
 from .purity import decisions_by_procedure, mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
-from .values import (CELLS_PER_STEP, CHARACTERS_PER_CELL, DEAD, Record, Roll, any_roll, brief, built_depth,
-                     check_built, check_number, check_repeat, check_size, check_text, key_form, normalise, show,
-                     show_cut, size_error, type_name)
+from .values import (CELLS_PER_STEP, CHARACTERS_PER_CELL, DEAD, LIST_DEPTHS, LIST_DEPTHS_KEPT, Record, Roll, any_roll,
+                     brief, built_depth, check_built, check_number, check_repeat, check_size, check_text, key_form,
+                     normalise, show, show_cut, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
 
@@ -904,17 +904,10 @@ class Compiler:
         fields, pos = [(k, self.expr(v)) for k, v in e.fields], e.pos
 
         made = _record_maker(fields)
-        specs = _direct_fields(e.fields, self.local_read) if len(e.fields) >= 3 else None
+        specs = _direct_fields(e.fields, self.local_read)
         if specs is not None:
             # every field a literal, a local or a local's field: read in one pass (no closure per field)
-            slow = made
-
-            def made(env, rt):
-                try:
-                    return Record({k: (env[a][b] if kind == 2 else env[a] if kind == 1 else a)
-                                   for k, kind, a, b in specs})
-                except (KeyError, TypeError):
-                    return slow(env, rt)       # the positioned error, or a roll's field
+            made = _direct_record(specs, made)
 
         def record(env, rt):
             r = made(env, rt)
@@ -1039,19 +1032,8 @@ class Compiler:
         if raw is not None:
             lvar, rvar = self.local_name(e.left), self.local_name(e.right)
 
-            def arithmetic(env, rt):
-                a = env[lvar] if lvar in env else left(env, rt)
-                b = env[rvar] if rvar in env else right(env, rt)
-                ca = a.__class__
-                if ca is b.__class__:      # the common cases first: two whole numbers, two lists
-                    if ca is int:
-                        r = raw(a, b)
-                        if -big < r < big:
-                            return r
-                        return check_number(r, rt, pos)
-                    if ca is tuple and concat:
-                        r = a + b
-                        return check_built(r, rt, pos) if len(r) >= list_from else r
+            def combine(a, b, rt):
+                """``a op b`` of values already evaluated, with every check (the uncommon cases)."""
                 if a.__class__ is bool or b.__class__ is bool:
                     _arith_error(op, a, b, pos)
                 if repeat and (a.__class__ in _SEQUENCES or b.__class__ in _SEQUENCES):
@@ -1074,6 +1056,38 @@ class Compiler:
                 if c is str:
                     return check_text(r, rt, pos) if len(r) >= text_from else r
                 return r
+
+            if concat and lvar is not None and isinstance(e.right, ast.ListExpr) and len(e.right.items) == 1:
+                return self.append_one(e, left, lvar, combine, list_from)
+            roll_var, slot = self.roll_read(e.left)
+            if roll_var is not None:
+                def arithmetic_roll(env, rt):
+                    """``dr.original + x``: the roll's field read in place."""
+                    a = env.get(roll_var)
+                    a = a._d[slot] if a.__class__ is Roll else left(env, rt)
+                    b = env[rvar] if rvar in env else right(env, rt)
+                    if a.__class__ is int and b.__class__ is int:
+                        r = raw(a, b)
+                        if -big < r < big:
+                            return r
+                        return check_number(r, rt, pos)
+                    return combine(a, b, rt)
+                return arithmetic_roll
+
+            def arithmetic(env, rt):
+                a = env[lvar] if lvar in env else left(env, rt)
+                b = env[rvar] if rvar in env else right(env, rt)
+                ca = a.__class__
+                if ca is b.__class__:      # the common cases first: two whole numbers, two lists
+                    if ca is int:
+                        r = raw(a, b)
+                        if -big < r < big:
+                            return r
+                        return check_number(r, rt, pos)
+                    if ca is tuple and concat:
+                        r = a + b
+                        return check_built(r, rt, pos) if len(r) >= list_from else r
+                return combine(a, b, rt)
             return arithmetic
 
         searches = op in ("in", "not in")
@@ -1105,6 +1119,60 @@ class Compiler:
             except ZeroDivisionError:
                 raise AdjudicationError("division by zero", pos) from None
         return binary
+
+    def append_one(self, e: ast.Binary, left: Fn, lvar: str, combine: Callable, list_from: int) -> Fn:
+        """``xs + [x]`` for a local ``xs``: one closure, and the new list's depth remembered (values.py
+        LIST_DEPTHS) when the old one's is known, so a result holding it is bounded without a walk."""
+        pos, ipos = e.pos, e.right.pos
+        item_e = e.right.items[0]
+        item = self.expr(item_e)
+        ivar, ifield = self.local_read(item_e)
+        depths = LIST_DEPTHS
+
+        def append(env, rt):
+            try:
+                a = env[lvar]
+            except KeyError:
+                a = left(env, rt)               # its positioned error
+            if ivar is None:
+                v = item(env, rt)
+            else:
+                try:
+                    v = env[ivar] if ifield is None else env[ivar][ifield]
+                except (KeyError, TypeError):
+                    v = item(env, rt)           # its positioned error, or a roll's field
+            c = v.__class__
+            if c is Record:                     # as a one-item list expression checks it
+                try:
+                    dv = v._depth + 1
+                except AttributeError:
+                    b, dv = check_built((v,), rt, ipos), 0
+                else:
+                    limits = rt.limits
+                    if dv > limits["nesting"] or limits["list"] < 1:
+                        check_size((v,), dv, rt, ipos)     # its error
+                    b = (v,)
+            elif c is tuple:
+                b, dv = check_built((v,), rt, ipos), 0
+            else:
+                b, dv = (v,), 1
+            if a.__class__ is not tuple:
+                return combine(a, b, rt)
+            r = a + b
+            if len(r) >= list_from:
+                return check_built(r, rt, pos)
+            if dv:
+                if a:
+                    known = depths.get(id(a))
+                    if known is None or known[0] is not a:
+                        return r
+                    if known[1] > dv:
+                        dv = known[1]
+                if len(depths) >= LIST_DEPTHS_KEPT:
+                    depths.clear()
+                depths[id(r)] = (r, dv)         # holds the list, so its id is not reused meanwhile
+            return r
+        return append
 
     def e_logical(self, e: ast.Logical):
         operands = [(self.expr(o), o.pos) for o in e.operands]
@@ -1529,6 +1597,58 @@ def _direct_fields(fields, local_read):
             return None
         specs.append((k, 1, var, None) if field is None else (k, 2, var, field))
     return tuple(specs)
+
+
+def _direct_record(specs: tuple, slow: Fn) -> Fn:
+    """A record of literals, locals and locals' fields (``_direct_fields``) read in one closure, with no
+    call or comprehension per field for the small ones. Any miss calls ``slow``: the positioned error,
+    or a roll's field."""
+    n = len(specs)
+    if n > 4:
+        def record_n(env, rt):
+            try:
+                return Record({k: env[a][b] if t == 2 else env[a] if t else a for k, t, a, b in specs})
+            except (KeyError, TypeError):
+                return slow(env, rt)
+        return record_n
+    (k1, t1, a1, b1) = specs[0]
+    if n == 1:
+        def record_1(env, rt):
+            try:
+                return Record({k1: env[a1][b1] if t1 == 2 else env[a1] if t1 else a1})
+            except (KeyError, TypeError):
+                return slow(env, rt)
+        return record_1
+    (k2, t2, a2, b2) = specs[1]
+    if n == 2:
+        def record_2(env, rt):
+            try:
+                return Record({k1: env[a1][b1] if t1 == 2 else env[a1] if t1 else a1,
+                               k2: env[a2][b2] if t2 == 2 else env[a2] if t2 else a2})
+            except (KeyError, TypeError):
+                return slow(env, rt)
+        return record_2
+    (k3, t3, a3, b3) = specs[2]
+    if n == 3:
+        def record_3(env, rt):
+            try:
+                return Record({k1: env[a1][b1] if t1 == 2 else env[a1] if t1 else a1,
+                               k2: env[a2][b2] if t2 == 2 else env[a2] if t2 else a2,
+                               k3: env[a3][b3] if t3 == 2 else env[a3] if t3 else a3})
+            except (KeyError, TypeError):
+                return slow(env, rt)
+        return record_3
+    (k4, t4, a4, b4) = specs[3]
+
+    def record_4(env, rt):
+        try:
+            return Record({k1: env[a1][b1] if t1 == 2 else env[a1] if t1 else a1,
+                           k2: env[a2][b2] if t2 == 2 else env[a2] if t2 else a2,
+                           k3: env[a3][b3] if t3 == 2 else env[a3] if t3 else a3,
+                           k4: env[a4][b4] if t4 == 2 else env[a4] if t4 else a4})
+        except (KeyError, TypeError):
+            return slow(env, rt)
+    return record_4
 
 
 def _record_maker(fields: list) -> Fn:

@@ -426,15 +426,15 @@ def built_depth(value) -> int:
         elif not v:        # the empty list
             vd = 1
         else:              # a list met again (a reused result, an argument): its depth is remembered
-            known = _LIST_DEPTHS.get(id(v))
+            known = LIST_DEPTHS.get(id(v))
             if known is not None and known[0] is v:
                 vd = known[1]
             else:
                 vd = built_depth(v)
                 if len(v) <= 64:          # small lists only: the memo must not keep much alive
-                    if len(_LIST_DEPTHS) >= 4096:
-                        _LIST_DEPTHS.clear()
-                    _LIST_DEPTHS[id(v)] = (v, vd)     # holds the list, so its id is not reused meanwhile
+                    if len(LIST_DEPTHS) >= LIST_DEPTHS_KEPT:
+                        LIST_DEPTHS.clear()
+                    LIST_DEPTHS[id(v)] = (v, vd)     # holds the list, so its id is not reused meanwhile
         if vd > d:
             d = vd
     d += 1
@@ -443,8 +443,10 @@ def built_depth(value) -> int:
     return d
 
 
-_LIST_DEPTHS: dict = {}
-"""id of a list -> (the list, its depth): lists cannot keep their depth themselves as records do."""
+LIST_DEPTHS: dict = {}
+"""id of a list -> (the list, its depth): lists cannot keep their depth themselves as records do. Only
+lists of at most 64 items are kept, so the memo keeps little alive."""
+LIST_DEPTHS_KEPT = 4096     # entries before the memo is cleared
 
 
 def size_error(what: str, limit_name: str, limit: int, pos, detail: str = ""):
