@@ -70,7 +70,8 @@ class PathDice(DiceSource):
     fraction arithmetic happens inside the enumeration loop.
     """
 
-    __slots__ = ("given", "given_used", "path", "at", "widths", "num", "den", "lazy_ok", "got_lazy", "readings")
+    __slots__ = ("given", "given_used", "path", "at", "widths", "num", "den", "lazy_ok", "got_lazy", "readings",
+                 "once")
 
     def __init__(self, given: list, readings: dict | None = None):
         self.given = given

@@ -287,7 +287,9 @@ def abstracted(proc_name: str, args: dict, spec: dict) -> tuple[dict, dict] | No
         if changed:
             if out is None:
                 out = dict(args)
-            out[name] = v.updated(changed)
+                values[_SAME] = same = {}
+            out[name] = shared = v.updated(changed)
+            same[id(shared)] = (shared, v)
     if out is None:
         return None
     values[_FLAT] = flat
@@ -296,6 +298,9 @@ def abstracted(proc_name: str, args: dict, spec: dict) -> tuple[dict, dict] | No
 
 _HOLES: dict = {}
 _FLAT = object()
+_SAME = object()
+"""A key of the values ``abstracted`` returns: id of each abstracted record -> (it, the real record), so a
+result that passes the argument on unchanged gets the caller's very record back."""
 """A key of the values ``abstracted`` returns: true when every real value is a number, text or truth, so a
 record with its holes filled nests exactly as deep as with them."""
 
@@ -327,6 +332,9 @@ def put_back(value, values: dict):
     if cls is Hole:
         return values.get(value, value)
     if cls is Record:
+        same = values[_SAME].get(id(value))
+        if same is not None and same[0] is value:
+            return same[1]
         _, holes, nested = _layout(value)
         if not holes and not nested:
             return value

@@ -262,6 +262,7 @@ class Plan:
         # arguments the body never assigns are the same object in every state: they never tell states apart
         assigned = bound_names(body) | {n.name for n in walk(body) if isinstance(n, ast.Set)}
         self.fixed = {p.name for p in proc.params if p.name not in assigned}
+        self.random_defaults = any(self._random(p.default) for p in proc.params if p.default is not None)
         self.dead = self._deadable(body, proc, demand, var_demands) if var_demands is not None else frozenset()
         self.body, _ = self._block(body, set())
         self.dead_params = tuple(p.name for p in proc.params if p.name in self.dead)
@@ -330,8 +331,13 @@ class Plan:
         # holding one): before (a plain node may have left fewer variables live, so the branch point runs
         # once per merged state) and after. A node that cannot branch maps each state to at most one, so
         # merging after it would mostly cost a key per state and find nothing to merge.
+        # A branch point's leaf followed by a plain one: when the states it makes are known apart (no merge
+        # between them), the plain leaf runs on each state as it is made (``then``), not in a pass of its own.
         block.steps = tuple((node, node.branching and i > 0 and not grouped[i - 1].branching and grouped[i - 1].key,
-                             node.branching) for i, node in enumerate(grouped))
+                             node.branching,
+                             grouped[i + 1] if node.__class__ is _Leaf and node.branches and i + 1 < len(grouped)
+                             and grouped[i + 1].__class__ is _Leaf and not grouped[i + 1].branches else None)
+                            for i, node in enumerate(grouped))
         block.cost = len(statements)
         block.first = statements[0].pos if statements else None
         return block, live
@@ -425,6 +431,7 @@ class Plan:
         emit_dead = s.name if isinstance(s, ast.Emit) and self.demand is not ALL and s.name not in self.demand \
             else None
         # a value nothing will ever tell apart, or a result field nobody asks for, is set to DEAD
+        fn = self._reused(s, fn)
         node.steps = ((fn, target_dead if target_dead is not None else
                        (EMIT, emit_dead) if emit_dead is not None else None),)
         node.fn = _sequence(node.steps)
@@ -441,6 +448,19 @@ class Plan:
             return node, _reads(s)
         return node, (live_after - ({target} if target else set())) | _reads(s)
 
+
+    def _reused(self, s, fn):
+        """A ``let``, ``set`` or ``return`` whose value reads only arguments never assigned (and catalogues):
+        every state holds the very same values there, so it is worked out once per those values and
+        reused, its steps charged on every reuse (when they would run out, it runs, for its own error)."""
+        value = getattr(s, "value", None)
+        if not isinstance(s, (ast.Let, ast.Set, ast.Return)) or value is None or \
+                isinstance(value, (ast.Literal, ast.Name)) or _name_of(value)[0] is not None or self._random(s):
+            return fn
+        names = free_names(value)
+        if not names <= self.fixed | self.globals:
+            return fn
+        return _reuse(fn, tuple(sorted(names & self.fixed)), None if isinstance(s, ast.Return) else s.name)
 
     def _random(self, s) -> bool:
         """Whether a statement or expression has a branch point (a roll, a choice, a call that rolls)."""
@@ -478,6 +498,34 @@ class Plan:
         return node
 
 
+def _reuse(fn, reads: tuple, name: str | None):
+    """``fn`` (a ``let``/``set`` into ``name``, or a ``return`` when ``name`` is None) reused per identity of
+    the values it reads (each entry keeps them alive), within one enumeration (the memo is the dice's)."""
+    one = reads[0] if len(reads) == 1 else None
+
+    def reuse(env, rt):
+        try:
+            values = (env[one],) if one is not None else tuple([env[n] for n in reads])
+        except KeyError:
+            return fn(env, rt)
+        key = (reuse, rt.depth, id(values[0])) if one is not None else (reuse, rt.depth, *map(id, values))
+        memo = rt.dice.once
+        found = memo.get(key)
+        if found is not None:
+            left = rt.steps_left - found[2]
+            if left >= 0:
+                rt.steps_left = left
+                if name is None:
+                    return found[1]
+                env[name] = found[1]
+                return None
+        steps = rt.steps_left
+        signal = fn(env, rt)
+        memo[key] = (values, signal if name is None else env[name], steps - rt.steps_left)
+        return signal
+    return reuse
+
+
 def _accumulators(loop) -> list:
     """Variables a loop body only ever extends by one item (``set x = x + [item]``) and reads nowhere else."""
     sets: dict = {}
@@ -504,8 +552,9 @@ class StateEnumerator:
 
     def __init__(self, ruleset, choices: dict, budget: int, demands: dict, var_demands: dict,
                  factor: bool = True, work: int | None = None, share: bool = True):
-        from .odds import DEFAULT_WORK, RUN_COST, PathDice, outcome_key
-        self._PathDice, self._key = PathDice, outcome_key
+        from .odds import DEFAULT_WORK, RUN_COST, PathDice, Replay, Stop, has_list_choices, outcome_key
+        self._PathDice, self._key, self._Replay, self._Stop = PathDice, outcome_key, Replay, Stop
+        self.list_choices = has_list_choices(choices)
         if not getattr(ruleset, "rolls_may_hide", True):
             self._key = _args_key       # rolls sit only in variables: an argument is one, or holds none
         self.work, self.work_limit, self.run_cost = 0, work or DEFAULT_WORK, RUN_COST
@@ -517,6 +566,7 @@ class StateEnumerator:
         self.factor = factor
         self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
+        self.once: dict = {}     # statements reading only never-assigned arguments, per those values (_reuse)
         self.memo_hits = 0
         self.lazy_made = 0      # independent lists made so far (results made without any hold none)
         self.runs = 0
@@ -545,6 +595,7 @@ class StateEnumerator:
         """
         plan = self.plan(proc)
         dice = self._PathDice(list(given or []), plan.readings)
+        dice.once = self.once
         rt = Runtime(self.ruleset, dice, None, self.choices)
         rt.call_hook = self._hook(rt)
         rt.depth = depth + 1
@@ -553,18 +604,20 @@ class StateEnumerator:
         env[EMIT] = {}
         states = [State(env, 1, 1, 0, rt.limits["steps"], ())]
         if proc.fill_defaults is not None:
-            states = self._run(proc.fill_defaults, states, outcomes, rt, plan, True, False)
+            if plan.random_defaults:
+                states = self._run(proc.fill_defaults, states, outcomes, rt, plan, True, False)
+            else:       # one state on its own fresh locals: filled in place
+                states = self._run_plain(proc.fill_defaults, states, outcomes, rt, plan, False, False)
         for name in plan.dead_params:
             for st in states:
                 st.env[name] = DEAD
         states = self._block(plan.body, states, outcomes, rt, plan)
         for st in states:
-            self._outcome(outcomes, plan, result_value(None, st.env[EMIT]), st.num, st.den)
+            self._outcome(outcomes, plan, _result(None, st.env[EMIT], plan.demand), st.num, st.den)
         return outcomes
 
     def _outcome(self, outcomes: dict, plan: Plan, value, num: int, den: int) -> None:
-        if plan.demand is not ALL:
-            value = project(value, plan.demand)
+        """Add an outcome's weight: a result already projected to the plan's demand (``_result``), or a stop."""
         found = outcomes.get(value)
         if found is None:
             outcomes[value] = (num, den)
@@ -576,12 +629,12 @@ class StateEnumerator:
             outcomes[value] = (n // g, d // g)
 
     def _hook(self, rt: Runtime):
-        from .odds import Replay, Stop, has_list_choices
         memo = self.memo
+        Replay, Stop, list_choices = self._Replay, self._Stop, self.list_choices
 
         def call(procedure, args, pos):
             dice = rt.dice
-            if procedure.deterministic or dice.pending_given or has_list_choices(self.choices):
+            if procedure.deterministic or dice.given_used < len(dice.given) or list_choices:
                 return rt.invoke(procedure, args)
             key = (procedure.name, self._key(args))
             entry = memo.get(key)
@@ -636,11 +689,13 @@ class StateEnumerator:
                         v = put_back(v, values)
                         found = acc.get(v)
                         acc[v] = (n, d) if found is None else _add(found, n, d)
-                    dist = sorted(((v, n, d) for v, (n, d) in acc.items()), key=lambda x: -x[1] / x[2])
+                    dist = [(v, n, d) for v, (n, d) in acc.items()]
+                    if len(dist) < len(shared[0]):     # values met: sorted again (else still in order)
+                        dist.sort(key=_likeliest)
                     return dist, lazy, None
         made = self.lazy_made
         found = self.distribution(procedure, args, depth=depth)
-        dist = sorted(((v, n, d) for v, (n, d) in found.items()), key=lambda x: -x[1] / x[2])
+        dist = sorted(((v, n, d) for v, (n, d) in found.items()), key=_likeliest)
         # results hold independent lists only if some were made (here or in a call) while it ran
         return dist, made != self.lazy_made and any(has_lazy(v) for v, _, _ in dist), None
 
@@ -657,7 +712,10 @@ class StateEnumerator:
         # key, which also holds their emits, dice given so far and loop positions (``loose``): then any emit,
         # roll or call may make two of them alike again.
         apart, loose = (frozenset() if len(states) == 1 else None), False
-        for node, before, after in block.steps:
+        fused = None
+        for node, before, after, then in block.steps:
+            if node is fused:       # already run with the branch point before it
+                continue
             if before and len(states) > 1:
                 if apart is not None and apart <= before.set:
                     self._count(len(states), node)
@@ -674,7 +732,20 @@ class StateEnumerator:
                     fresh = node.fresh
                     if apart is not None:
                         apart = apart | {fresh} if fresh is not None and fresh not in apart and not loose else None
-                    rt.dice.lazy_ok = node.lazy_ok and self.factor
+                    lazy_ok = rt.dice.lazy_ok = node.lazy_ok and self.factor
+                    if then is not None and apart is not None and apart <= node.key.set and not lazy_ok \
+                            and not any(st.lazy for st in states):
+                        # the states it makes stay apart, and hold no independent list: the next leaf runs on
+                        # each as it is made (what it does to ``apart``, as below)
+                        states = self._run(node.fn, states, outcomes, rt, plan, node.writes, node.emits,
+                                           targets=node.targets, then=then)
+                        self._count(self.made, node)
+                        if not apart.isdisjoint(then.targets) or (loose and then.emits):
+                            apart = None
+                        fused = then
+                        if not states:
+                            return states
+                        continue
                     states = self._run(node.fn, states, outcomes, rt, plan, node.writes, node.emits,
                                        targets=node.targets)
                     rt.dice.lazy_ok = False
@@ -808,18 +879,23 @@ class StateEnumerator:
                 st.steps = left
                 append(st)
             else:
-                self._outcome(outcomes, plan, result_value(signal.value, env[EMIT]), st.num, st.den)
+                self._outcome(outcomes, plan, _result(signal.value, env[EMIT], plan.demand), st.num, st.den)
         self.runs += runs
         self._charge(work)      # once per node: the limit is still met within one node's work
         return out
 
-    def _run(self, fn, states, outcomes, rt, plan, writes, emits, collect=None, targets=None) -> list:
-        """Run one closure on every state, every way its branch points can go (an odometer over them)."""
+    def _run(self, fn, states, outcomes, rt, plan, writes, emits, collect=None, targets=None, then=None) -> list:
+        """Run one closure on every state, every way its branch points can go (an odometer over them).
+
+        ``then``: a leaf without branch points run on each state made, as ``_run_plain`` would run it (the
+        states made are counted in ``self.made``)."""
         dice = rt.dice
         out = []
         stop = _stop
-        runs = work = 0
+        runs = work = made = 0
         run_cost = self.run_cost
+        if then is not None:
+            then_fn, copy_env, copy_emits = then.fn, then.writes and not writes, then.emits and not emits
         for st in states:
             path: list = []
             steps, num, den, senv = st.steps, st.num, st.den, st.env
@@ -843,6 +919,26 @@ class StateEnumerator:
                     if signal is not _STOPPED:
                         collect.append((signal, State(env, num * dice.num, den * dice.den, dice.given_used,
                                                       rt.steps_left, st.loops, st.lazy, st.origin)))
+                elif signal is None and then is not None:      # (no independent lists here)
+                    made += 1
+                    if copy_env:
+                        env = env.copy()
+                    if copy_emits:
+                        env[EMIT] = env[EMIT].copy()
+                    left = rt.steps_left
+                    try:
+                        signal = then_fn(env, rt)
+                    except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                        self._outcome(outcomes, plan, stop(e), num * dice.num, den * dice.den)
+                    else:
+                        runs += 1
+                        work += left - rt.steps_left + run_cost
+                        if signal is None:
+                            out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
+                                             st.loops, st.lazy, st.origin))
+                        else:
+                            self._outcome(outcomes, plan, _result(signal.value, env[EMIT], plan.demand),
+                                          num * dice.num, den * dice.den)
                 elif signal is None:
                     lazy = st.lazy
                     if dice.got_lazy or targets is None:
@@ -853,8 +949,8 @@ class StateEnumerator:
                     out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                      st.loops, lazy, st.origin))
                 elif signal is not _STOPPED:
-                    self._outcome(outcomes, plan, result_value(signal.value, env[EMIT]), num * dice.num,
-                                  den * dice.den)
+                    self._outcome(outcomes, plan, _result(signal.value, env[EMIT], plan.demand),
+                                  num * dice.num, den * dice.den)
                 at = dice.at
                 if at == 1 and len(path) == 1:    # one branch point (a roll, a call): its next option
                     path[0] += 1
@@ -866,6 +962,7 @@ class StateEnumerator:
                 self._charge(work)
                 work = 0
         self.runs += runs
+        self.made = made
         self._charge(work)
         return out
 
@@ -1145,6 +1242,27 @@ class StateEnumerator:
                "estimate, or raise --budget"
 
 
+def _likeliest(outcome: tuple) -> float:
+    """Sort key of a distribution's (value, num, den): most likely first."""
+    return -outcome[1] / outcome[2]
+
+
+def _result(value, emitted: dict, demand):
+    """``result_value`` projected to ``demand`` (demand.project), the record built once."""
+    if demand is ALL or not emitted:
+        value = result_value(value, emitted)
+        return value if demand is ALL else project(value, demand)
+    if value is None:
+        items = emitted
+    elif value.__class__ is Record:
+        items = {**emitted, **value}
+    else:
+        items = {**emitted, "value": value}
+    if items.keys() <= demand:
+        return Record(items)
+    return Record([(k, v if k in demand else DEAD) for k, v in items.items()])
+
+
 def _args_key(args: dict) -> tuple:
     """A call's memo key when no roll can sit inside a record or list (``outcome_key``, quicker)."""
     return tuple(sorted([(k, v.frozen) if v.__class__ is Roll else (k, v) for k, v in args.items()]))
@@ -1217,7 +1335,7 @@ def _plain(dist: list, limit: int) -> list:
                 acc[w] = acc.get(w, 0) + Fraction(n, d) * q
         else:
             acc[v] = acc.get(v, 0) + Fraction(n, d)
-    return sorted(((v, p.numerator, p.denominator) for v, p in acc.items()), key=lambda x: -x[1] / x[2])
+    return sorted(((v, p.numerator, p.denominator) for v, p in acc.items()), key=_likeliest)
 
 
 def _stop(e):

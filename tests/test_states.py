@@ -239,3 +239,43 @@ def test_calls_differing_only_in_passed_on_fields_share_one_distribution(tmp_pat
         hole == "U1"
     with pytest.raises(Observed):
         str(hole)
+
+
+REUSED = {
+    "procedures/reused.ump":
+        "procedure heavy(n: int):\n"
+        "    let total = 0\n"
+        "    for each i in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]:\n"
+        "        set total = total + i * n\n"
+        "    return total\n\n"
+        "procedure reused(n: int):\n"
+        "    roll d = d6\n"
+        "    if d >= 4:\n"
+        "        for each i in [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]:\n"
+        "            let x = i\n"
+        "            let y = x + 1\n"
+        "            let z = y + n\n"
+        "    let m = call heavy(n: n)\n"
+        "    return {d: d, m: m}\n",
+    "situations/r.yaml": "ruleset: ..\nprocedure: reused\ninputs:\n  n: 2\n",
+}
+
+
+@pytest.mark.parametrize("steps", [40, 46, 48, 5000])
+def test_a_value_worked_out_once_for_every_state_still_spends_each_states_steps(tmp_path, steps):
+    """`let m = call heavy(n: n)` reads only an argument never assigned: it is worked out once and reused
+    in every state, but each state pays its steps, so the step limit stops the odds where running every
+    path on its own stops them (some states run out inside `heavy`, others do not)."""
+    import re
+    root = write_ruleset(tmp_path, REUSED)
+    y = root / "ruleset.yaml"
+    y.write_text(re.sub(r"steps: \d+", f"steps: {steps}", y.read_text()))
+    s = load_situation(root / "situations/r.yaml")
+    got = []
+    for o in ({}, {"merge_states": False, "merge_unneeded": False}):
+        try:
+            got.append(shares(exact_odds(s, [], quick_paths=0, **o)))
+        except LimitError as e:
+            got.append(e.message)
+    assert got[0] == got[1]
+    assert isinstance(got[0], dict) == (steps >= 48)
