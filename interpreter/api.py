@@ -239,7 +239,14 @@ def adjudicate(ruleset: Ruleset, procedure: Procedure, args: dict, dice: DiceSou
     outcome = Outcome("ok", None, None, None, None, rt.trace, [], getattr(dice, "seed", None), [])
     try:
         rt.depth = 1       # rt.invoke without its frame: this runtime ends with the adjudication
-        outcome.value = procedure.run(dict(args), rt)   # a procedure uses its argument dict as its locals
+        env = dict(args)   # a procedure uses its argument dict as its locals
+        if trace:
+            outcome.value = procedure.run(env, rt)
+        else:              # procedure.run without its frame: the defaults, then the untraced run
+            fill = procedure.fill_defaults
+            if fill is not None:
+                fill(env, rt)
+            outcome.value = procedure.run_untraced(env, rt)
     except Refusal as r:
         outcome.status, outcome.reason, outcome.citation = "refused", r.reason, r.citation
     except AdjudicationError as e:

@@ -111,7 +111,12 @@ def bounded_result(value, emitted: dict, rt, pos):
     """``result_value``, with the nesting of results inside results bounded (values.check_built)."""
     if not emitted:
         return value
-    value = result_value(value, emitted)
+    if value is None:                     # result_value, in place
+        value = Record(emitted)
+    elif value.__class__ is Record:
+        value = Record({**emitted, **value})
+    else:
+        value = Record({**emitted, "value": value})
     d = built_depth(value)                # one pass; the record keeps it
     if d > 1:                             # results inside results: bound the nesting
         limits = rt.limits
@@ -124,20 +129,17 @@ def bounded_result(value, emitted: dict, rt, pos):
 def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rolls_may_hide: bool):
     """The procedure's untraced run as ``run(env, rt) -> result``, reusing its prefix and suffix work.
 
+    ``body`` is the whole body's (traced) block, whose signal is a ``_Return``; ``prefix`` and
+    ``suffix`` are untraced blocks and ``middle`` is the untraced middle's parts (statement closures,
+    steps, position; see ``Compiler.block_parts``), whose signals are 1-tuples ``(value,)``: the
+    middle's statements run here, in this frame.
+
     The prefix cache is looked up first by the identity of the argument objects (each entry
     holds those objects, so an id cannot be reused while the entry lives: no hashing of big
     records when a caller passes the same values again), then by their values.
     """
     pos = proc.pos
-    if prefix is None and suffix is None:
-        whole = middle if middle is not None else body     # the middle is then the whole body, compiled untraced
-
-        def run_plain(env: dict, rt):
-            env[EMIT] = emitted = {}
-            signal = whole(env, rt)
-            return bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
-        return run_plain
-
+    mfns, mcost, mfirst = middle if middle is not None else ((), 0, None)
     cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
     by_id: dict = {}     # ids of the argument objects -> (names, the objects, prefix cache entry)
     one_read = suffix_reads[0] if len(suffix_reads) == 1 and not rolls_may_hide else None
@@ -145,8 +147,8 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     def prefix_entry(env: dict, rt):
         """The prefix cache entry for these arguments (running the prefix on a miss); None: not a key.
 
-        An entry is (signal, saved locals, saved emits, steps used); for a prefix that returns, the
-        saved locals are None and the result is kept in their place of the emits.
+        An entry is (result, saved locals, saved emits, steps used); for a prefix that returns, the
+        saved locals are None and its result (made once; its bounds are checked on each use) is kept.
         """
         try:
             key = tuple([(k, key_form(v)) for k, v in env.items()]) \
@@ -162,11 +164,11 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 cache.clear()
             used = before - rt.steps_left
             rt.steps_left = before      # charged again below, as for any hit
-            if signal is not None:      # the result, made once (its bounds are checked on each use)
-                value = result_value(signal.value, emitted)
+            if signal is not None:
+                value = result_value(signal[0], emitted)
                 if emitted and value.__class__ is Record:
                     built_depth(value)
-                hit = cache[key] = (signal, None, value, used)
+                hit = cache[key] = (signal[0], None, value, used)
             else:
                 store: dict = {}
                 saved = dict(env)
@@ -177,13 +179,11 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
 
     def run_cached(env: dict, rt):
         if prefix is not None:
-            ids = tuple(map(id, env.values()))
-            found = by_id.get(ids)
-            names = tuple(env)
-            if found is not None and found[0] == names:
-                signal, saved, saved_emits, used = found[2]
+            found = by_id.get(tuple(map(id, env.values())))
+            if found is not None and found[0] == tuple(env):
+                returned, saved, saved_emits, used = found[2]
             else:
-                values = tuple(env.values())
+                ids, names, values = tuple(map(id, env.values())), tuple(env), tuple(env.values())
                 hit = prefix_entry(env, rt)
                 if hit is None:
                     env[EMIT] = emitted = {}
@@ -192,23 +192,28 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 if len(by_id) >= MEMO_LIMIT:
                     by_id.clear()
                 by_id[ids] = (names, values, hit)
-                signal, saved, saved_emits, used = hit
-            rt.steps_left -= used
-            if rt.steps_left < 0:
+                returned, saved, saved_emits, used = hit
+            left = rt.steps_left - used
+            rt.steps_left = left
+            if left < 0:
                 rt.out_of_steps(pos)
             if saved is None:        # the prefix returned: its result (a record of emits: bound its nesting)
                 value = saved_emits
-                if value.__class__ is Record and value is not signal.value and value._depth > 1:
+                if value.__class__ is Record and value is not returned and value._depth > 1:
                     return check_size(value, value._depth, rt, pos)
                 return value
             env = saved.copy()
             env[EMIT] = emitted = saved_emits.copy()
         else:
             env[EMIT] = emitted = {}
-        if middle is not None:
-            signal = middle(env, rt)
+        left = rt.steps_left - mcost          # the middle's statements, run here
+        rt.steps_left = left
+        if left < 0:
+            rt.out_of_steps(mfirst)
+        for fn in mfns:
+            signal = fn(env, rt)
             if signal is not None:
-                return bounded_result(signal.value, emitted, rt, pos) if emitted else signal.value
+                return bounded_result(signal[0], emitted, rt, pos) if emitted else signal[0]
         if suffix is None:
             return bounded_result(None, emitted, rt, pos)
         try:
@@ -221,20 +226,21 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             hit = suffix_cache.get(key)
         except TypeError:
             signal = suffix(env, rt)
-            return bounded_result(signal.value if signal is not None else None, env[EMIT], rt, pos)
+            return bounded_result(signal[0] if signal is not None else None, env[EMIT], rt, pos)
         if hit is None:
             before = rt.steps_left
             env[EMIT] = own = {}
             signal = suffix(env, rt)
             if len(suffix_cache) >= MEMO_LIMIT:
                 suffix_cache.clear()
-            suffix_cache[key] = hit = (signal, own, before - rt.steps_left)
+            suffix_cache[key] = hit = (signal[0] if signal is not None else None, own, before - rt.steps_left)
             rt.steps_left += hit[2]      # charged again below, as for any hit
-        signal, own, used = hit
-        rt.steps_left -= used
-        if rt.steps_left < 0:
+        value, own, used = hit
+        left = rt.steps_left - used
+        rt.steps_left = left
+        if left < 0:
             rt.out_of_steps(pos)
         if own:
             emitted.update(own)          # the suffix's emits, in the order they were made
-        return bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
+        return bounded_result(value, emitted, rt, pos)
     return run_cached

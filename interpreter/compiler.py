@@ -233,7 +233,7 @@ class Compiler:
             prefix = self.block(statements[:k]) if k else None
             self.static_names = split.static_names
             self.static_slots = 0
-            middle = self.block(statements[k:j]) if k < j else None
+            middle = self.block_parts(statements[k:j])[:3] if k < j else None
             self.static_names = set()
             suffix = self.block(statements[j:]) if j < len(statements) else None
         finally:
@@ -297,8 +297,8 @@ class Compiler:
         proc.run_untraced = run_untraced
         proc.fill_defaults = fill_defaults if constants or defaults else None
 
-    def block(self, statements) -> Fn:
-        """Run statements in order until one returns; the step budget is charged once per block entry."""
+    def block_parts(self, statements) -> tuple:
+        """(statement closures, steps charged, first position, which statements can return) of a block."""
         compiled = [(self.statement(s), s) for s in statements]
         cost = len(compiled)
         if self.untraced:   # statements that only write the trace (notes) do nothing here, but still count
@@ -306,7 +306,14 @@ class Compiler:
         fns = tuple(fn for fn, _ in compiled)
         first = statements[0].pos if statements else None
         # only a statement with a `return` inside can end the block; the others need no look at their signal
-        ending = [_returns(s) for _, s in compiled]
+        return fns, cost, first, [_returns(s) for _, s in compiled]
+
+    def block(self, statements) -> Fn:
+        """Run statements in order until one returns; the step budget is charged once per block entry.
+
+        A statement's signal is None, or the procedure's return: a ``_Return`` when traced, a 1-tuple
+        ``(value,)`` in the untraced compile (``self.untraced``; no object to initialise)."""
+        fns, cost, first, ending = self.block_parts(statements)
         if not fns:
             def run_none(env, rt):
                 rt.steps_left -= cost
@@ -317,6 +324,14 @@ class Compiler:
             only = fns[0]
             if getattr(only, "returned", None) is not None:
                 value = only.returned
+                if self.untraced:
+                    def run_return_untraced(env, rt):
+                        """A block that is one `return` of a value: charged and run in one closure."""
+                        rt.steps_left -= 1
+                        if rt.steps_left < 0:
+                            rt.out_of_steps(first)
+                        return (value(env, rt),)
+                    return run_return_untraced
 
                 def run_return(env, rt):
                     """A block that is one `return` of a value: charged and run in one closure."""
@@ -374,6 +389,8 @@ class Compiler:
         return fn
 
     def s_let(self, s: ast.Let, cite):
+        if self.untraced and isinstance(s.value, ast.Call) and not self.ruleset.procedures[s.value.procedure].deterministic:
+            return self.e_call(s.value, store=s.name)
         value, name, text = self.static_or_expr(s.value), s.name, ast.unparse(s.value)
         if self.untraced:
             var, field = self.local_read(s.value)
@@ -541,6 +558,11 @@ class Compiler:
 
     def s_return(self, s: ast.Return, cite):
         value = self.expr(s.value) if s.value is not None else None
+        if self.untraced:
+            def ret_untraced(env, rt):
+                return (value(env, rt) if value is not None else None,)
+            ret_untraced.returned = value
+            return ret_untraced
 
         def ret(env, rt):
             return _Return(value(env, rt) if value is not None else None)
@@ -670,17 +692,15 @@ class Compiler:
         return if_chain
 
     def s_foreach(self, s: ast.ForEach, cite):
+        if self.untraced:
+            return self.s_foreach_untraced(s)
         source, body, var, pos = self.expr(s.source), self.block(s.body), s.var, s.pos
         self.parts.setdefault(("source", id(s)), source)
 
         def for_each(env, rt):
             items = source(env, rt)
-            if not isinstance(items, tuple):
-                raise AdjudicationError(f"'for each' needs a list, not {type_name(items)} {show_cut(items, 200)}", pos)
-            limit = rt.limits["loop"]
-            if len(items) > limit:
-                raise LimitError(f"this loop would run {len(items)} times, more than the limit of {limit} "
-                                 "(limit 'loop')", pos)
+            if not isinstance(items, tuple) or len(items) > rt.limits["loop"]:
+                _loop_refused(items, rt, pos)
             for item in items:
                 env[var] = item
                 signal = body(env, rt)
@@ -688,6 +708,35 @@ class Compiler:
                     return signal
             return None
         return for_each
+
+    def s_foreach_untraced(self, s: ast.ForEach):
+        """An untraced `for each`: its body's statements run in this closure (no block closure per item)."""
+        source, var, pos = self.expr(s.source), s.var, s.pos
+        fns, cost, first, _ = self.block_parts(s.body)
+        src = self.local_name(s.source)
+        only = fns[0] if len(fns) == 1 else None
+
+        def for_each_untraced(env, rt):
+            items = env[src] if src in env else source(env, rt)
+            if not isinstance(items, tuple) or len(items) > rt.limits["loop"]:
+                _loop_refused(items, rt, pos)
+            for item in items:
+                env[var] = item
+                left = rt.steps_left - cost       # the body's steps, as its block would charge them
+                rt.steps_left = left
+                if left < 0:
+                    rt.out_of_steps(first)
+                if only is not None:
+                    signal = only(env, rt)
+                    if signal is not None:
+                        return signal
+                    continue
+                for fn in fns:
+                    signal = fn(env, rt)
+                    if signal is not None:
+                        return signal
+            return None
+        return for_each_untraced
 
     def static_or_expr(self, e) -> Fn:
         """An expression, kept per prefix state when it reads only static names (caching.py)."""
@@ -1305,7 +1354,9 @@ class Compiler:
                 raise AdjudicationError(f"{name}() met values it cannot combine: {show_cut(tuple(vs), 200)}", pos) from None
         return aggregate
 
-    def e_call(self, e: ast.Call):
+    def e_call(self, e: ast.Call, store: str | None = None):
+        """A call's closure; with ``store`` (untraced only, a procedure that is not pure), a statement
+        closure that puts the result in that local (``let name = call ...``)."""
         proc = self.ruleset.procedures[e.procedure]
         rolls_may_hide = self.rolls_may_hide
         names = [p.name for p in proc.params]
@@ -1316,7 +1367,8 @@ class Compiler:
         constants = {p.name: _constant(p.default) for p in proc.params
                      if p.name not in given and _constant(p.default) is not _NOT_CONSTANT}
         complete = all(p.name in given or p.name in constants for p in proc.params)
-        build = _arguments(args, constants, [self.local_read(a.value) for a in e.args])
+        build = _arguments(args, constants, _direct_fields([(k, a.value) for (k, _), a in zip(args, e.args)],
+                                                          self.local_read))
         pos = e.pos
 
         if proc.deterministic:
@@ -1379,6 +1431,18 @@ class Compiler:
                     return pure_miss(given_values, ids, rt)
                 return rt.call(proc, build(env, rt), pos)
             return call_pure
+
+        if store is not None:
+            def call_into(env, rt):
+                """``let name = call ...`` untraced, in one closure."""
+                values = build(env, rt)
+                if rt.call_hook is not None or rt.depth >= rt.max_depth:
+                    env[store] = rt.call(proc, values, pos)
+                    return None
+                rt.depth += 1
+                env[store] = (proc.run_untraced if complete else proc.run)(values, rt)
+                rt.depth -= 1
+            return call_into
 
         def call(env, rt):
             values = build(env, rt)
@@ -1527,6 +1591,14 @@ def _constant(e):
     return _NOT_CONSTANT
 
 
+def _loop_refused(items, rt, pos):
+    """The error of a `for each` over something that is not a list, or over more items than limit 'loop'."""
+    if not isinstance(items, tuple):
+        raise AdjudicationError(f"'for each' needs a list, not {type_name(items)} {show_cut(items, 200)}", pos)
+    limit = rt.limits["loop"]
+    raise LimitError(f"this loop would run {len(items)} times, more than the limit of {limit} (limit 'loop')", pos)
+
+
 def _returns(s) -> bool:
     """Whether a statement has a `return` inside (only such a statement can end its block early)."""
     if s.__class__ is ast.Return:
@@ -1599,56 +1671,69 @@ def _direct_fields(fields, local_read):
     return tuple(specs)
 
 
-def _direct_record(specs: tuple, slow: Fn) -> Fn:
+def _readings(specs: tuple) -> tuple:
+    """``_direct_fields`` specs as (key, local?, name or value, field or None), read as
+    ``env[a] if local else env[a][b] if b else a``: a local, the commonest, tested first."""
+    return tuple((k, kind == 1, a, b if kind == 2 else None) for k, kind, a, b in specs)
+
+
+def _direct_record(specs: tuple, slow: Fn, record: bool = True) -> Fn:
     """A record of literals, locals and locals' fields (``_direct_fields``) read in one closure, with no
-    call or comprehension per field for the small ones. Any miss calls ``slow``: the positioned error,
-    or a roll's field."""
+    call or comprehension per field for the small ones; with ``record`` False, a plain dict (a call's
+    arguments, which become the callee's locals). Any miss calls ``slow``: the positioned error, or a
+    roll's field."""
+    specs = _readings(specs)
     n = len(specs)
-    if n > 4:
-        def record_n(env, rt):
+    if n == 0 or n > 4:
+        def mapping_n(env, rt):
             try:
-                return Record({k: env[a][b] if t == 2 else env[a] if t else a for k, t, a, b in specs})
+                d = {k: env[a] if t else env[a][b] if b else a for k, t, a, b in specs}
             except (KeyError, TypeError):
                 return slow(env, rt)
-        return record_n
+            return Record(d) if record else d
+        return mapping_n
     (k1, t1, a1, b1) = specs[0]
     if n == 1:
-        def record_1(env, rt):
+        def mapping_1(env, rt):
             try:
-                return Record({k1: env[a1][b1] if t1 == 2 else env[a1] if t1 else a1})
+                d = {k1: env[a1] if t1 else env[a1][b1] if b1 else a1}
             except (KeyError, TypeError):
                 return slow(env, rt)
-        return record_1
+            return Record(d) if record else d
+        return mapping_1
     (k2, t2, a2, b2) = specs[1]
     if n == 2:
-        def record_2(env, rt):
+        def mapping_2(env, rt):
             try:
-                return Record({k1: env[a1][b1] if t1 == 2 else env[a1] if t1 else a1,
-                               k2: env[a2][b2] if t2 == 2 else env[a2] if t2 else a2})
+                d = {k1: env[a1] if t1 else env[a1][b1] if b1 else a1,
+                     k2: env[a2] if t2 else env[a2][b2] if b2 else a2}
             except (KeyError, TypeError):
                 return slow(env, rt)
-        return record_2
+            return Record(d) if record else d
+        return mapping_2
     (k3, t3, a3, b3) = specs[2]
     if n == 3:
-        def record_3(env, rt):
+        def mapping_3(env, rt):
             try:
-                return Record({k1: env[a1][b1] if t1 == 2 else env[a1] if t1 else a1,
-                               k2: env[a2][b2] if t2 == 2 else env[a2] if t2 else a2,
-                               k3: env[a3][b3] if t3 == 2 else env[a3] if t3 else a3})
+                d = {k1: env[a1] if t1 else env[a1][b1] if b1 else a1,
+                     k2: env[a2] if t2 else env[a2][b2] if b2 else a2,
+                     k3: env[a3] if t3 else env[a3][b3] if b3 else a3}
             except (KeyError, TypeError):
                 return slow(env, rt)
-        return record_3
+            return Record(d) if record else d
+        return mapping_3
     (k4, t4, a4, b4) = specs[3]
 
-    def record_4(env, rt):
+    def mapping_4(env, rt):
         try:
-            return Record({k1: env[a1][b1] if t1 == 2 else env[a1] if t1 else a1,
-                           k2: env[a2][b2] if t2 == 2 else env[a2] if t2 else a2,
-                           k3: env[a3][b3] if t3 == 2 else env[a3] if t3 else a3,
-                           k4: env[a4][b4] if t4 == 2 else env[a4] if t4 else a4})
+            d = {k1: env[a1] if t1 else env[a1][b1] if b1 else a1,
+                 k2: env[a2] if t2 else env[a2][b2] if b2 else a2,
+                 k3: env[a3] if t3 else env[a3][b3] if b3 else a3,
+                 k4: env[a4] if t4 else env[a4][b4] if b4 else a4}
         except (KeyError, TypeError):
             return slow(env, rt)
-    return record_4
+        return Record(d) if record else d
+    return mapping_4
 
 
 def _record_maker(fields: list) -> Fn:
@@ -1669,53 +1754,16 @@ def _record_maker(fields: list) -> Fn:
     return lambda env, rt: Record(zip(keys, [f(env, rt) for f in fns]))
 
 
-def _arguments(args: list, constants: dict, reads: list) -> Fn:
-    """A call's argument dict, built by one closure (no comprehension for the common small calls)."""
+def _arguments(args: list, constants: dict, specs: tuple | None) -> Fn:
+    """A call's argument dict, built by one closure (no comprehension for the common small calls).
+
+    ``specs`` (``_direct_fields`` of the arguments, or None): when every argument is a literal, a
+    local or a local's field, they are read in place, the constant defaults written in the same dict."""
+    if specs is not None:
+        return _direct_record(specs + tuple((k, 0, v, None) for k, v in constants.items()),
+                              _arguments(args, constants, None), record=False)
     n = len(args)
-    names = [var for var, field in reads if var is not None and field is None]
-    if len(names) == n and n:
-        # every argument is a local variable: read them straight from the locals
-        pairs = tuple((k, var) for (k, _), var in zip(args, names))
-        slow = _arguments(args, {}, [(None, None)] * n)
-        if n == 1:
-            (k1, v1), = pairs
-
-            def made(env, rt):
-                try:
-                    return {k1: env[v1]}
-                except KeyError:
-                    return slow(env, rt)       # the positioned error
-        elif n == 2:
-            (k1, v1), (k2, v2) = pairs
-
-            def made(env, rt):
-                try:
-                    return {k1: env[v1], k2: env[v2]}
-                except KeyError:
-                    return slow(env, rt)
-        elif n == 3:
-            (k1, v1), (k2, v2), (k3, v3) = pairs
-
-            def made(env, rt):
-                try:
-                    return {k1: env[v1], k2: env[v2], k3: env[v3]}
-                except KeyError:
-                    return slow(env, rt)
-        elif n == 4:
-            (k1, v1), (k2, v2), (k3, v3), (k4, v4) = pairs
-
-            def made(env, rt):
-                try:
-                    return {k1: env[v1], k2: env[v2], k3: env[v3], k4: env[v4]}
-                except KeyError:
-                    return slow(env, rt)
-        else:
-            def made(env, rt):
-                try:
-                    return {k: env[v] for k, v in pairs}
-                except KeyError:
-                    return slow(env, rt)
-    elif n == 1:
+    if n == 1:
         (k1, f1), = args
         made = lambda env, rt: {k1: f1(env, rt)}  # noqa: E731
     elif n == 2:

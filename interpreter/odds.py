@@ -477,6 +477,7 @@ def _simulate_block(situation, seed: int, by, block: int, runs: int) -> dict:
     steps = rt.limits["steps"]
     counts: dict[str, int] = defaultdict(int)
     one = by[0] if len(by) == 1 else None     # one --by: labelled without the join
+    fill = proc.fill_defaults
     for _ in range(runs):
         rt.steps_left, rt.depth = steps, 1     # (the depth of rt.invoke, which this loop does in place)
         if rt.choice_counts:
@@ -485,7 +486,10 @@ def _simulate_block(situation, seed: int, by, block: int, runs: int) -> dict:
             dice.used = 0
             dice.history.clear()
         try:
-            value = proc.run(dict(args), rt)     # a procedure uses its argument dict as its locals
+            env = dict(args)     # a procedure uses its argument dict as its locals
+            if fill is not None:  # proc.run without its frame: the defaults, then the untraced run
+                fill(env, rt)
+            value = proc.run_untraced(env, rt)
         except Exception as e:
             value = stop_outcome(e)
         counts[one.label(value) if one is not None and value.__class__ is not Stop else group_label(value, by)] += 1
