@@ -178,14 +178,21 @@ def group_label(value, by: list[By]) -> str:
 
 def check_fields(values, by: list[By]) -> None:
     """A --by field that no outcome has is a typo: say so, with the fields there are."""
-    results = [sample(v) for v in values if not isinstance(v, Stop)]
-    if not results or not by:
+    values = [v for v in values if not isinstance(v, Stop)]
+    if not values or not by:
         return
+    samples: list = []      # each outcome's sample, made when first needed (the first outcome usually has it)
+
+    def sampled(i):
+        while len(samples) <= i:
+            samples.append(sample(values[len(samples)]))
+        return samples[i]
     for b in by:
         if b.path is None:
             continue
         f = b.path
-        if all(isinstance(field_value(v, f), _MissingField) for v in results):
+        if all(isinstance(field_value(sampled(i), f), _MissingField) for i in range(len(values))):
+            results = [sampled(i) for i in range(len(values))]
             have = sorted({k for v in results if isinstance(v, Record) for k in v}, key=str)
             head = f.split(".", 1)[0]
             raise InputError(f"no outcome has the field '{f}'" + (f"; the results have: {', '.join(have)}" if have
@@ -266,7 +273,8 @@ def _slot(value, b: By, used: set):
                 for item, q in current.factors()[index]:
                     v = field_value(item, rest) if rest else item
                     text = f"{b.text}={v!r}" if isinstance(v, _MissingField) else f"{b.text}={show(v)}"
-                    dist[text] = dist.get(text, 0) + q
+                    found = dist.get(text)
+                    dist[text] = q if found is None else found + q
                 return list(dist.items())
             current = _step(current, part)
             if current is _NOTHING:

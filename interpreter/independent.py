@@ -23,6 +23,10 @@ from itertools import product
 from .values import Record
 
 
+_ONE = Fraction(1)
+"""The weight of an item that is certain (Fractions do not change: one object serves every such item)."""
+
+
 class Independent:
     """A random list: item i is drawn from ``factors()[i]``, independently of every other item.
 
@@ -40,7 +44,7 @@ class Independent:
     def of(items: tuple) -> "Independent | None":
         out = None
         for item in items:
-            out = Independent(out, ((item, Fraction(1)),))
+            out = Independent(out, ((item, _ONE),))
         return out
 
     def factors(self) -> list:
@@ -56,7 +60,7 @@ class Independent:
             return NotImplemented
         out = self
         for item in other:
-            out = Independent(out, ((item, Fraction(1)),))
+            out = Independent(out, ((item, _ONE),))
         return out
 
     def key(self) -> tuple:
@@ -216,7 +220,8 @@ def map_items(lst: Independent, fn) -> Independent:
         acc: dict = {}
         for item, p in f:
             image = fn(item)
-            acc[image] = acc.get(image, 0) + p
+            found = acc.get(image)
+            acc[image] = p if found is None else found + p      # (no Fraction sum for a first image)
         out = Independent(out, tuple(acc.items()))
     return out
 
@@ -233,7 +238,8 @@ def convolve(lst: Independent, fn, combine: str) -> list:
             v = fn(item)
             if combine == "count":
                 v = 1 if v is True else 0
-            parts[v] = parts.get(v, 0) + p
+            found = parts.get(v)
+            parts[v] = p if found is None else found + p
         nxt: dict = {}
         for total, p in dist.items():
             for v, q in parts.items():

@@ -366,7 +366,7 @@ class Plan:
         so it joins the simple statements around it into one closure and one pass over the states."""
         inner = list(walk((s,)))
         node = _Leaf()
-        fn, node.pos = self.parts[id(s)], s.pos
+        fn, node.pos = self._compiled(s), s.pos
         node.steps = ((fn, None),)
         node.fn = fn
         node.targets = frozenset(n.name for n in inner if isinstance(n, (ast.Let, ast.Set, ast.Roll, ast.Choose))) \
@@ -424,7 +424,7 @@ class Plan:
         if mapped is not None:
             return mapped, (live_after - ({target} if target else set())) | _reads(s)
         node = _Leaf()
-        fn, node.pos = self.parts[id(s)], s.pos
+        fn, node.pos = self._compiled(s), s.pos
         node.writes = target is not None or isinstance(s, ast.Emit)
         node.emits = isinstance(s, ast.Emit)
         target_dead = target if target in self.dead else None
@@ -462,6 +462,24 @@ class Plan:
             return fn
         return _reuse(fn, tuple(sorted(names & self.fixed)), None if isinstance(s, ast.Return) else s.name)
 
+    def _untraced(self):
+        """This plan's compiler of untraced closures (the ones ``simulate`` runs: same results, errors and
+        steps as the traced ones, less work), set for this procedure; it compiles one statement at a time."""
+        if self._compiler is None:
+            from .compiler import Compiler, procedure_facts
+            c = self._compiler = Compiler(self.ruleset)
+            facts = self.proc.analysis or procedure_facts(self.ruleset, self.proc, self.globals)
+            c.roll_names, c.unordered_rolls = facts["roll_names"], facts["unordered_rolls"]
+            c.rolls_may_hide = getattr(self.ruleset, "rolls_may_hide", True)
+            c.in_overlay = self.proc.pos.file in c.overlay_files
+            c.untraced = True
+        return self._compiler
+
+    def _compiled(self, s):
+        """A statement's untraced closure (a note, which does nothing untraced, keeps its traced one)."""
+        fn = self._untraced().statement(s)
+        return fn if fn is not None else self.parts[id(s)]
+
     def _random(self, s) -> bool:
         """Whether a statement or expression has a branch point (a roll, a choice, a call that rolls)."""
         return any(isinstance(n, (ast.Roll, ast.Choose)) or
@@ -479,16 +497,10 @@ class Plan:
                                       self.ruleset.procedures[n.procedure].deterministic)
                                       for n in walk((value.element,))):
             return None
-        if self._compiler is None:
-            from .compiler import Compiler
-            from .names import roll_names
-            c = self._compiler = Compiler(self.ruleset)
-            c.roll_names = roll_names(self.proc.syntax.body)
-            c.rolls_may_hide = getattr(self.ruleset, "rolls_may_hide", True)
-            c.unordered_rolls = set()
+        c = self._untraced()
         node = _Map()
-        node.fn, node.pos = self.parts[id(s)], s.pos
-        node.source, node.element = self._compiler.expr(value.source), self._compiler.expr(value.element)
+        node.fn, node.pos = self._compiled(s), s.pos
+        node.source, node.element = c.expr(value.source), c.expr(value.element)
         node.var, node.name, node.is_emit, node.source_name = value.var, s.name, isinstance(s, ast.Emit), source_name
         node.dead = (s.name in self.dead) if not node.is_emit else \
             (self.demand is not ALL and s.name not in self.demand)
@@ -879,7 +891,8 @@ class StateEnumerator:
                 st.steps = left
                 append(st)
             else:
-                self._outcome(outcomes, plan, _result(signal.value, env[EMIT], plan.demand), st.num, st.den)
+                self._outcome(outcomes, plan, _result(_returned(signal), env[EMIT], plan.demand), st.num,
+                              st.den)
         self.runs += runs
         self._charge(work)      # once per node: the limit is still met within one node's work
         return out
@@ -937,7 +950,7 @@ class StateEnumerator:
                             out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                              st.loops, st.lazy, st.origin))
                         else:
-                            self._outcome(outcomes, plan, _result(signal.value, env[EMIT], plan.demand),
+                            self._outcome(outcomes, plan, _result(_returned(signal), env[EMIT], plan.demand),
                                           num * dice.num, den * dice.den)
                 elif signal is None:
                     lazy = st.lazy
@@ -949,7 +962,7 @@ class StateEnumerator:
                     out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                      st.loops, lazy, st.origin))
                 elif signal is not _STOPPED:
-                    self._outcome(outcomes, plan, _result(signal.value, env[EMIT], plan.demand),
+                    self._outcome(outcomes, plan, _result(_returned(signal), env[EMIT], plan.demand),
                                   num * dice.num, den * dice.den)
                 at = dice.at
                 if at == 1 and len(path) == 1:    # one branch point (a roll, a call): its next option
@@ -1240,6 +1253,11 @@ class StateEnumerator:
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
                "estimate, or raise --budget"
+
+
+def _returned(signal):
+    """The value a ``return`` signal carries: an untraced closure's is a 1-tuple, a traced one's a _Return."""
+    return signal[0] if signal.__class__ is tuple else signal.value
 
 
 def _likeliest(outcome: tuple) -> float:
