@@ -23,12 +23,13 @@ from dataclasses import dataclass
 
 from . import syntax as ast
 from .names import bound_names, walk
-from .values import CELLS_PER_STEP, Record, Roll, any_roll, built_depth, check_size, key_form
+from .values import CELLS_PER_STEP, Record, Roll, any_roll, built_depth, check_size, depth_of, key_form
 
 EMIT = "$emit"       # a procedure's locals: the emits made so far
 STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
 MEMO_LIMIT = 4096    # entries kept per cache before it is cleared
 _MISSING = object()
+_NO_EMITS: dict = {}   # the emits of a procedure without `emit` (never written to)
 
 
 @dataclass
@@ -111,13 +112,22 @@ def bounded_result(value, emitted: dict, rt, pos):
     """``result_value``, with the nesting of results inside results bounded (values.check_built)."""
     if not emitted:
         return value
-    if value is None:                     # result_value, in place
-        value = Record(emitted)
-    elif value.__class__ is Record:
+    if value.__class__ is Record:         # its depth is known: only the emitted lists and records add to it
+        try:
+            d = value._depth
+        except AttributeError:
+            d = built_depth(value)
         value = Record({**emitted, **value})
+        for k, v in emitted.items():
+            c = v.__class__
+            if (c is Record or c is tuple) and value[k] is v:    # (not a field the return replaced)
+                vd = depth_of(v) + 1
+                if vd > d:
+                    d = vd
+        value._depth = d
     else:
-        value = Record({**emitted, "value": value})
-    d = built_depth(value)                # one pass; the record keeps it
+        value = result_value(value, emitted)
+        d = built_depth(value)            # one pass; the record keeps it
     if d > 1:                             # results inside results: bound the nesting
         limits = rt.limits
         n = len(value)
@@ -126,13 +136,15 @@ def bounded_result(value, emitted: dict, rt, pos):
     return value
 
 
-def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rolls_may_hide: bool):
+def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rolls_may_hide: bool,
+                    emits: bool = True):
     """The procedure's untraced run as ``run(env, rt) -> result``, reusing its prefix and suffix work.
 
     ``body`` is the whole body's (traced) block, whose signal is a ``_Return``; ``prefix`` and
     ``suffix`` are untraced blocks and ``middle`` is the untraced middle's parts (statement closures,
     steps, position; see ``Compiler.block_parts``), whose signals are 1-tuples ``(value,)``: the
-    middle's statements run here, in this frame.
+    middle's statements run here, in this frame. ``emits`` False: the procedure has no `emit`, so its
+    locals need no dict of emits.
 
     The prefix cache is looked up first by the identity of the argument objects (each entry
     holds those objects, so an id cannot be reused while the entry lives: no hashing of big
@@ -203,9 +215,14 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                     return check_size(value, value._depth, rt, pos)
                 return value
             env = saved.copy()
-            env[EMIT] = emitted = saved_emits.copy()
-        else:
+            if emits:
+                env[EMIT] = emitted = saved_emits.copy()
+            else:
+                emitted = saved_emits       # empty, and nothing writes to it
+        elif emits:
             env[EMIT] = emitted = {}
+        else:
+            emitted = _NO_EMITS
         left = rt.steps_left - mcost          # the middle's statements, run here
         rt.steps_left = left
         if left < 0:

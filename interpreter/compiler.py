@@ -38,8 +38,8 @@ from .purity import decisions_by_procedure, mark_deterministic, pure_expression
 from .roll_usage import rolls_escape, unordered_rolls
 from .stacks import evaluate_stack
 from .values import (CELLS_PER_STEP, CHARACTERS_PER_CELL, DEAD, LIST_DEPTHS, LIST_DEPTHS_KEPT, Record, Roll, any_roll,
-                     brief, built_depth, check_built, check_number, check_repeat, check_size, check_text, key_form,
-                     normalise, show, show_cut, size_error, type_name)
+                     brief, built_depth, check_built, check_number, check_repeat, check_size, check_text, depth_of,
+                     key_form, normalise, show, show_cut, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
 
@@ -238,7 +238,9 @@ class Compiler:
             suffix = self.block(statements[j:]) if j < len(statements) else None
         finally:
             self.untraced = False
-        run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide)
+        emits = any(isinstance(node, ast.Emit) for node in walk(statements))
+        run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
+                                       emits)
 
         # literal defaults are plain values; others are evaluated per call, in order
         constants = {p.name: _constant(p.default) for p in proc.params if _constant(p.default) is not _NOT_CONSTANT}
@@ -389,7 +391,8 @@ class Compiler:
         return fn
 
     def s_let(self, s: ast.Let, cite):
-        if self.untraced and isinstance(s.value, ast.Call) and not self.ruleset.procedures[s.value.procedure].deterministic:
+        if self.untraced and isinstance(s.value, ast.Call) \
+                and not self.ruleset.procedures[s.value.procedure].deterministic:
             return self.e_call(s.value, store=s.name)
         value, name, text = self.static_or_expr(s.value), s.name, ast.unparse(s.value)
         if self.untraced:
@@ -821,6 +824,7 @@ class Compiler:
             except KeyError:
                 raise AdjudicationError(f"'{name}' has no value here (it is only set on some paths through "
                                         "the procedure)", pos) from None
+        local.reads = (1, name, None)     # what it reads, for closures that read it in place (_if_untraced)
         return local
 
     def e_attribute(self, e: ast.Attribute):
@@ -841,6 +845,8 @@ class Compiler:
                     return v[name]
                 except (KeyError, TypeError):
                     return _slow_attribute(v, name, pos)
+            if slot is not None:
+                roll_field.reads = (3, var, slot)
             return roll_field
         if isinstance(e.target, ast.Name) and e.target.name not in self.globals:
             var, vpos = e.target.name, e.target.pos
@@ -855,6 +861,7 @@ class Compiler:
                     return v[name]
                 except (KeyError, TypeError):
                     return _slow_attribute(v, name, pos)
+            local_attribute.reads = (2, var, name)
             return local_attribute
         target = self.expr(e.target)
 
@@ -963,16 +970,12 @@ class Compiler:
             d = 1
             for v in r.values():
                 c = v.__class__
-                if c is Record:                   # records inside: bound the nesting
-                    try:
-                        vd = v._depth + 1
-                    except AttributeError:
-                        return check_built(r, rt, pos)
+                if c is Record or c is tuple:     # lists or records inside: bound the nesting
+                    vd = depth_of(v) + 1
                     if vd > d:
                         d = vd
-                elif c is tuple:
-                    return check_built(r, rt, pos)
             r._depth = d                          # known without looking again
+            r._hash = None     # not hashed yet (an unset slot would make its first hash raise an AttributeError)
             if d == 1:
                 return r
             limits = rt.limits
@@ -1617,6 +1620,49 @@ def _if_untraced(cond, body, other, pos, read: tuple) -> Fn:
     if logic is not None:
         f1, p1, f2, p2, decisive, what = logic
         neutral = not decisive
+        r1, r2 = getattr(f1, "reads", None), getattr(f2, "reads", None)
+        if r1 is not None or r2 is not None:
+            t1, a1, b1 = r1 or (0, None, None)
+            t2, a2, b2 = r2 or (0, None, None)
+
+            def if_logic_reads(env, rt):
+                """`if a and b` / `if a or b` whose operands include a local, a local's field or a roll's
+                field: those read in place (the operand's closure on any miss: its error, or another value)."""
+                if t1 == 1:
+                    c = env[a1] if a1 in env else f1(env, rt)
+                elif t1 == 2:
+                    try:
+                        c = env[a1][b1]
+                    except (KeyError, TypeError):
+                        c = f1(env, rt)
+                elif t1 == 3:
+                    c = env.get(a1)
+                    c = c._d[b1] if c.__class__ is Roll else f1(env, rt)
+                else:
+                    c = f1(env, rt)
+                if c is not decisive:
+                    if c is not neutral:
+                        _truth(c, p1, what)
+                    if t2 == 1:
+                        c = env[a2] if a2 in env else f2(env, rt)
+                    elif t2 == 2:
+                        try:
+                            c = env[a2][b2]
+                        except (KeyError, TypeError):
+                            c = f2(env, rt)
+                    elif t2 == 3:
+                        c = env.get(a2)
+                        c = c._d[b2] if c.__class__ is Roll else f2(env, rt)
+                    else:
+                        c = f2(env, rt)
+                    if c is not True and c is not False:
+                        c = _truth(c, p2, what)
+                if c is True:
+                    return body(env, rt)
+                if c is not False:
+                    _truth(c, pos)
+                return other(env, rt) if other is not None else None
+            return if_logic_reads
 
         def if_logic(env, rt):
             """`if a and b` / `if a or b`: the operands evaluated here, as _logic2 would."""

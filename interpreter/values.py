@@ -399,7 +399,8 @@ an item a reference to a value)."""
 
 
 def depth_of(value) -> int:
-    """How deep lists and records nest in ``value`` (0 for a number or text); a record remembers its own."""
+    """How deep lists and records nest in ``value`` (0 for a number or text); a record remembers its own,
+    and a list met before is found in LIST_DEPTHS."""
     c = value.__class__
     if c is Record:
         try:
@@ -407,7 +408,17 @@ def depth_of(value) -> int:
         except AttributeError:
             return built_depth(value)
     if c is tuple:
-        return built_depth(value)
+        if not value:
+            return 1
+        known = LIST_DEPTHS.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        d = built_depth(value)
+        if len(value) <= 64:          # small lists only: the memo must not keep much alive
+            if len(LIST_DEPTHS) >= LIST_DEPTHS_KEPT:
+                LIST_DEPTHS.clear()
+            LIST_DEPTHS[id(value)] = (value, d)     # holds the list, so its id is not reused meanwhile
+        return d
     return 0
 
 
@@ -427,14 +438,7 @@ def built_depth(value) -> int:
             vd = 1
         else:              # a list met again (a reused result, an argument): its depth is remembered
             known = LIST_DEPTHS.get(id(v))
-            if known is not None and known[0] is v:
-                vd = known[1]
-            else:
-                vd = built_depth(v)
-                if len(v) <= 64:          # small lists only: the memo must not keep much alive
-                    if len(LIST_DEPTHS) >= LIST_DEPTHS_KEPT:
-                        LIST_DEPTHS.clear()
-                    LIST_DEPTHS[id(v)] = (v, vd)     # holds the list, so its id is not reused meanwhile
+            vd = known[1] if known is not None and known[0] is v else depth_of(v)
         if vd > d:
             d = vd
     d += 1
