@@ -326,8 +326,9 @@ def _hole(where: tuple) -> Hole:
     return h
 
 
-def put_back(value, values: dict):
-    """``value`` with each hole replaced by its real value."""
+def put_back(value, values: dict, layouts: dict):
+    """``value`` with each hole replaced by its real value; ``layouts`` keeps where the holes of a shared
+    distribution's records are (``_layout``), for as long as the caller keeps that distribution."""
     cls = value.__class__
     if cls is Hole:
         return values.get(value, value)
@@ -335,14 +336,14 @@ def put_back(value, values: dict):
         same = values[_SAME].get(id(value))
         if same is not None and same[0] is value:
             return same[1]
-        _, holes, nested = _layout(value)
+        _, holes, nested = _layout(value, layouts)
         if not holes and not nested:
             return value
         filled = dict(value)
         for k, h in holes:
             filled[k] = values.get(h, h)
         for k, v in nested:
-            filled[k] = put_back(v, values)
+            filled[k] = put_back(v, values, layouts)
         out = Record(filled)
         if values.get(_FLAT):
             try:
@@ -351,24 +352,23 @@ def put_back(value, values: dict):
                 pass
         return out
     if cls is tuple:
-        return tuple([put_back(v, values) if v.__class__ in _NESTED or v.__class__ is Hole else v for v in value])
+        return tuple([put_back(v, values, layouts) if v.__class__ in _NESTED or v.__class__ is Hole else v
+                      for v in value])
     if cls is Independent:
         from .independent import map_items
-        return map_items(value, lambda item: put_back(item, values))
+        return map_items(value, lambda item: put_back(item, values, layouts))
     return value
 
 
 _NESTED = {Record, tuple, Independent}
-_LAYOUTS: dict = {}
 
 
-def _layout(record: Record) -> tuple:
+def _layout(record: Record, layouts: dict) -> tuple:
     """(record, its fields holding holes, its fields holding lists or records): a shared distribution's
-    values are filled once per call, so where their holes are is found once."""
-    found = _LAYOUTS.get(id(record))
+    values are filled once per call, so where their holes are is found once (kept in ``layouts``, by id:
+    the entry keeps the record alive)."""
+    found = layouts.get(id(record))
     if found is None or found[0] is not record:
-        if len(_LAYOUTS) >= 4096:
-            _LAYOUTS.clear()
         holes, nested = [], []
         for k, v in record.items():
             c = v.__class__
@@ -376,5 +376,5 @@ def _layout(record: Record) -> tuple:
                 holes.append((k, v))
             elif c in _NESTED:
                 nested.append((k, v))
-        found = _LAYOUTS[id(record)] = (record, holes, nested)
+        found = layouts[id(record)] = (record, holes, nested)
     return found

@@ -579,6 +579,7 @@ class StateEnumerator:
         self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
         self.once: dict = {}     # statements reading only never-assigned arguments, per those values (_reuse)
+        self.layouts: dict = {}  # where the holes of shared distributions' records are (passed_on.put_back)
         self.memo_hits = 0
         self.lazy_made = 0      # independent lists made so far (results made without any hold none)
         self.runs = 0
@@ -615,15 +616,21 @@ class StateEnumerator:
         env = dict(args)
         env[EMIT] = {}
         states = [State(env, 1, 1, 0, rt.limits["steps"], ())]
-        if proc.fill_defaults is not None:
-            if plan.random_defaults:
-                states = self._run(proc.fill_defaults, states, outcomes, rt, plan, True, False)
-            else:       # one state on its own fresh locals: filled in place
-                states = self._run_plain(proc.fill_defaults, states, outcomes, rt, plan, False, False)
-        for name in plan.dead_params:
-            for st in states:
-                st.env[name] = DEAD
-        states = self._block(plan.body, states, outcomes, rt, plan)
+        try:
+            if proc.fill_defaults is not None:
+                if plan.random_defaults:
+                    states = self._run(proc.fill_defaults, states, outcomes, rt, plan, True, False)
+                else:       # one state on its own fresh locals: filled in place
+                    states = self._run_plain(proc.fill_defaults, states, outcomes, rt, plan, False, False)
+            for name in plan.dead_params:
+                for st in states:
+                    st.env[name] = DEAD
+            states = self._block(plan.body, states, outcomes, rt, plan)
+        finally:
+            # the hook and the runtime refer to each other: without this, each distribution's runtime (and
+            # through its hook this enumerator, with every memoised distribution) would wait for the
+            # garbage collector instead of going as soon as it is done
+            rt.call_hook = None
         for st in states:
             self._outcome(outcomes, plan, _result(None, st.env[EMIT], plan.demand), st.num, st.den)
         return outcomes
@@ -698,7 +705,7 @@ class StateEnumerator:
                     dist, lazy, _ = shared
                     acc: dict = {}
                     for v, n, d in dist:
-                        v = put_back(v, values)
+                        v = put_back(v, values, self.layouts)
                         found = acc.get(v)
                         acc[v] = (n, d) if found is None else _add(found, n, d)
                     dist = [(v, n, d) for v, (n, d) in acc.items()]
