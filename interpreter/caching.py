@@ -20,6 +20,7 @@ never kept, and the same steps are charged as if the statements had run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 from . import syntax as ast
 from .names import bound_names, walk
@@ -126,7 +127,7 @@ def bounded_result(value, emitted: dict, rt, pos):
                     d = vd
         value._depth = d
     else:
-        value = result_value(value, emitted)
+        value = Record(emitted) if value is None else Record({**emitted, "value": value})   # result_value
         d = built_depth(value)            # one pass; the record keeps it
     if d > 1:                             # results inside results: bound the nesting
         limits = rt.limits
@@ -137,14 +138,15 @@ def bounded_result(value, emitted: dict, rt, pos):
 
 
 def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rolls_may_hide: bool,
-                    emits: bool = True):
+                    emits: bool = True, roll_names: frozenset = frozenset()):
     """The procedure's untraced run as ``run(env, rt) -> result``, reusing its prefix and suffix work.
 
     ``body`` is the whole body's (traced) block, whose signal is a ``_Return``; ``prefix`` and
     ``suffix`` are untraced blocks and ``middle`` is the untraced middle's parts (statement closures,
     steps, position; see ``Compiler.block_parts``), whose signals are 1-tuples ``(value,)``: the
     middle's statements run here, in this frame. ``emits`` False: the procedure has no `emit`, so its
-    locals need no dict of emits.
+    locals need no dict of emits. ``roll_names``: the names it rolls into (when rolls cannot hide, the
+    only ones that can hold a roll, which a suffix key must freeze).
 
     The prefix cache is looked up first by the identity of the argument objects (each entry
     holds those objects, so an id cannot be reused while the entry lives: no hashing of big
@@ -155,6 +157,10 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
     by_id: dict = {}     # ids of the argument objects -> (names, the objects, prefix cache entry)
     one_read = suffix_reads[0] if len(suffix_reads) == 1 and not rolls_may_hide else None
+    # several reads, none of which can hold a roll: the key is their values, read by one C call
+    # (a name not set on this path raises KeyError: then state_key, which keys it as missing)
+    plain_reads = itemgetter(*suffix_reads) if len(suffix_reads) > 1 and not rolls_may_hide \
+        and not roll_names & set(suffix_reads) else None
 
     def prefix_entry(env: dict, rt):
         """The prefix cache entry for these arguments (running the prefix on a miss); None: not a key.
@@ -238,6 +244,11 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 key = env.get(one_read, _MISSING)
                 if key.__class__ is Roll:
                     key = key.frozen
+            elif plain_reads is not None:
+                try:
+                    key = plain_reads(env)
+                except KeyError:
+                    key = state_key(env, suffix_reads, rolls_may_hide)
             else:
                 key = state_key(env, suffix_reads, rolls_may_hide)
             hit = suffix_cache.get(key)

@@ -240,7 +240,7 @@ class Compiler:
             self.untraced = False
         emits = any(isinstance(node, ast.Emit) for node in walk(statements))
         run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
-                                       emits)
+                                       emits, frozenset(self.roll_names))
 
         # literal defaults are plain values; others are evaluated per call, in order
         constants = {p.name: _constant(p.default) for p in proc.params if _constant(p.default) is not _NOT_CONSTANT}
@@ -391,9 +391,10 @@ class Compiler:
         return fn
 
     def s_let(self, s: ast.Let, cite):
-        if self.untraced and isinstance(s.value, ast.Call) \
-                and not self.ruleset.procedures[s.value.procedure].deterministic:
-            return self.e_call(s.value, store=s.name)
+        if self.untraced:
+            fused = self.fused_let(s)
+            if fused is not None:
+                return fused
         value, name, text = self.static_or_expr(s.value), s.name, ast.unparse(s.value)
         if self.untraced:
             var, field = self.local_read(s.value)
@@ -443,6 +444,20 @@ class Compiler:
         return let
 
     s_set = s_let
+
+    def fused_let(self, s: ast.Let) -> Fn | None:
+        """An untraced `let`/`set` whose value's closure stores it itself (one closure, not two): a call of
+        a procedure that is not pure, ``xs + [x]`` of a local, ``dr.original + x``, a table lookup; else None."""
+        e = s.value
+        if isinstance(e, ast.Call) and not self.ruleset.procedures[e.procedure].deterministic:
+            return self.e_call(e, store=s.name)
+        if isinstance(e, ast.Binary) and e.op in _RAW and (self.roll_read(e.left)[0] is not None or (
+                e.op == "+" and self.local_name(e.left) is not None and isinstance(e.right, ast.ListExpr)
+                and len(e.right.items) == 1)):
+            return self.e_binary(e, store=s.name)
+        if isinstance(e, ast.Lookup):
+            return self.e_lookup(e, store=s.name)
+        return None
 
     def s_roll(self, s: ast.Roll, cite):
         if s.dice.size is not None:
@@ -829,6 +844,8 @@ class Compiler:
 
     def e_attribute(self, e: ast.Attribute):
         name, pos = e.name, e.pos
+        if isinstance(e.target, ast.Locate):
+            return self.e_locate(e.target, name, pos)
         if isinstance(e.target, ast.Name) and e.target.name in self.roll_names and name in _ROLL_FIELDS:
             var, getter = e.target.name, _ROLL_FIELDS[name]
             slot = _ROLL_SLOTS.get(name)
@@ -1008,7 +1025,9 @@ class Compiler:
                 raise AdjudicationError(f"cannot negate {type_name(v)} {show(v)}", pos) from None
         return neg
 
-    def e_binary(self, e: ast.Binary):
+    def e_binary(self, e: ast.Binary, store: str | None = None):
+        """A binary operation's closure. With ``store`` (an untraced `let`/`set` of ``xs + [x]`` or
+        ``dr.original + x``, see ``fused_let``), a statement closure that puts the value in that local."""
         left, op, pos = self.expr(e.left), e.op, e.pos
         fn = _BINARY[op]
         if op in _FAST:
@@ -1110,7 +1129,7 @@ class Compiler:
                 return r
 
             if concat and lvar is not None and isinstance(e.right, ast.ListExpr) and len(e.right.items) == 1:
-                return self.append_one(e, left, lvar, combine, list_from)
+                return self.append_one(e, left, lvar, combine, list_from, store)
             roll_var, slot = self.roll_read(e.left)
             if roll_var is not None:
                 def arithmetic_roll(env, rt):
@@ -1120,10 +1139,13 @@ class Compiler:
                     b = env[rvar] if rvar in env else right(env, rt)
                     if a.__class__ is int and b.__class__ is int:
                         r = raw(a, b)
-                        if -big < r < big:
-                            return r
-                        return check_number(r, rt, pos)
-                    return combine(a, b, rt)
+                        if not -big < r < big:
+                            r = check_number(r, rt, pos)
+                    else:
+                        r = combine(a, b, rt)
+                    if store is None:
+                        return r
+                    env[store] = r
                 return arithmetic_roll
 
             def arithmetic(env, rt):
@@ -1172,7 +1194,8 @@ class Compiler:
                 raise AdjudicationError("division by zero", pos) from None
         return binary
 
-    def append_one(self, e: ast.Binary, left: Fn, lvar: str, combine: Callable, list_from: int) -> Fn:
+    def append_one(self, e: ast.Binary, left: Fn, lvar: str, combine: Callable, list_from: int,
+                   store: str | None = None) -> Fn:
         """``xs + [x]`` for a local ``xs``: one closure, and the new list's depth remembered (values.py
         LIST_DEPTHS) when the old one's is known, so a result holding it is bounded without a walk."""
         pos, ipos = e.pos, e.right.pos
@@ -1209,21 +1232,25 @@ class Compiler:
             else:
                 b, dv = (v,), 1
             if a.__class__ is not tuple:
-                return combine(a, b, rt)
-            r = a + b
-            if len(r) >= list_from:
-                return check_built(r, rt, pos)
-            if dv:
-                if a:
-                    known = depths.get(id(a))
-                    if known is None or known[0] is not a:
-                        return r
-                    if known[1] > dv:
-                        dv = known[1]
-                if len(depths) >= LIST_DEPTHS_KEPT:
-                    depths.clear()
-                depths[id(r)] = (r, dv)         # holds the list, so its id is not reused meanwhile
-            return r
+                r = combine(a, b, rt)
+            else:
+                r = a + b
+                if len(r) >= list_from:
+                    r = check_built(r, rt, pos)
+                elif dv:
+                    if a:
+                        known = depths.get(id(a))
+                        if known is None or known[0] is not a:
+                            dv = 0
+                        elif known[1] > dv:
+                            dv = known[1]
+                    if dv:
+                        if len(depths) >= LIST_DEPTHS_KEPT:
+                            depths.clear()
+                        depths[id(r)] = (r, dv)         # holds the list, so its id is not reused meanwhile
+            if store is None:
+                return r
+            env[store] = r
         return append
 
     def e_logical(self, e: ast.Logical):
@@ -1475,7 +1502,9 @@ class Compiler:
                 return self.local_name(a.value.operand)
         return None
 
-    def e_lookup(self, e: ast.Lookup):
+    def e_lookup(self, e: ast.Lookup, store: str | None = None):
+        """A table lookup's closure; with ``store`` (untraced `let`, see ``fused_let``), a statement closure
+        that puts the cell's value in that local."""
         table, row, column, shift = self.table_args(e)
         rn, cn, sn = self.table_names(e)
         negated = self.negated_shift(e)
@@ -1496,14 +1525,16 @@ class Compiler:
                     found = memo.get(key, _MISSING)
                 except TypeError:
                     key, found = None, _MISSING
-                if found is not _MISSING:
+                if found is _MISSING:
+                    found, ri, ci = table.lookup(r, c, s, pos)
+                    if key is not None and ri is not None and (ci is not None or table.columns is None):
+                        if len(memo) >= _MEMO_LIMIT:
+                            memo.clear()
+                        memo[key] = found
+                if store is None:
                     return found
-                value, ri, ci = table.lookup(r, c, s, pos)
-                if key is not None and ri is not None and (ci is not None or table.columns is None):
-                    if len(memo) >= _MEMO_LIMIT:
-                        memo.clear()
-                    memo[key] = value
-                return value
+                env[store] = found
+                return None
             value, ri, ci = table.lookup(r, c, s, pos)
             where = f"{table.rows.title} {show(r)}"
             if table.columns is not None:
@@ -1520,7 +1551,9 @@ class Compiler:
             return value
         return lookup
 
-    def e_locate(self, e: ast.Locate):
+    def e_locate(self, e: ast.Locate, field: str | None = None, field_pos=None):
+        """A locate's closure (the row and column headings, a record); with ``field``, that field of it
+        (``locate(...).column`` in one closure)."""
         table, row, column, shift = self.table_args(e)
         rn, cn, sn = self.table_names(e)
         negated = self.negated_shift(e)
@@ -1547,13 +1580,18 @@ class Compiler:
                 key = (r.__class__, r, c.__class__, c, s)
                 found = memo.get(key)
             except TypeError:
-                return place(r, c, s)
+                key, found = None, place(r, c, s)
             if found is None:
                 found = place(r, c, s)
                 if len(memo) >= _MEMO_LIMIT:
                     memo.clear()
                 memo[key] = found
-            return found
+            if field is None:
+                return found
+            try:
+                return found[field]
+            except KeyError:
+                return _slow_attribute(found, field, field_pos)
         return locate
 
     def e_apply(self, e: ast.Apply):
