@@ -156,15 +156,24 @@ def _join(a: _Leaf, b: _Leaf) -> _Leaf:
 
 
 def _sequence(steps: tuple):
-    """Statement closures run in order as one closure (one call per statement, no nesting); each step is
-    (closure, dead) where ``dead`` names a variable (or, as ``(EMIT, name)``, a result field) whose value
-    nothing will ever tell apart: it is set to DEAD once the statement has run."""
+    """Statement closures run in order as one closure (one call per statement, no nesting). Each step is
+    (closure, dead, returns): ``dead`` names a variable (or, as ``(EMIT, name)``, a result field) whose value
+    nothing will ever tell apart, set to DEAD once the statement has run (a closure of None: the statement
+    cannot fail, so only that is left of it); ``returns``: whether the statement can end the procedure."""
     if len(steps) == 1 and steps[0][1] is None:
         return steps[0][0]
+    if all(dead is None for _, dead, _ in steps) and not any(returns for _, _, returns in steps[:-1]):
+        head, last = tuple(f for f, _, _ in steps[:-1]), steps[-1][0]
+
+        def run_straight(env, rt):
+            for f in head:
+                f(env, rt)
+            return last(env, rt)
+        return run_straight
 
     def run(env, rt):
-        for f, dead in steps:
-            signal = f(env, rt)
+        for f, dead, _ in steps:
+            signal = f(env, rt) if f is not None else None
             if dead is not None:
                 if dead.__class__ is tuple:
                     env[EMIT][dead[1]] = DEAD
@@ -263,6 +272,10 @@ class Plan:
         assigned = bound_names(body) | {n.name for n in walk(body) if isinstance(n, ast.Set)}
         self.fixed = {p.name for p in proc.params if p.name not in assigned}
         self.random_defaults = any(self._random(p.default) for p in proc.params if p.default is not None)
+        self.assigned: dict = {}        # id of a statement -> the variables set before it on every way there
+        _definitely_set(body, set(), self.assigned)
+        self.only_rolled = self.rolls - {n.name for n in walk(body) if isinstance(n, (ast.Let, ast.Set, ast.Choose))} \
+            - {n.var for n in walk(body) if isinstance(n, ast.ForEach)} - {p.name for p in proc.params}
         self.dead = self._deadable(body, proc, demand, var_demands) if var_demands is not None else frozenset()
         self.body, _ = self._block(body, set())
         self.dead_params = tuple(p.name for p in proc.params if p.name in self.dead)
@@ -367,7 +380,7 @@ class Plan:
         inner = list(walk((s,)))
         node = _Leaf()
         fn, node.pos = self._compiled(s), s.pos
-        node.steps = ((fn, None),)
+        node.steps = ((fn, None, any(isinstance(n, ast.Return) for n in inner)),)
         node.fn = fn
         node.targets = frozenset(n.name for n in inner if isinstance(n, (ast.Let, ast.Set, ast.Roll, ast.Choose))) \
             | frozenset(n.var for n in inner if isinstance(n, ast.ForEach))
@@ -430,10 +443,11 @@ class Plan:
         target_dead = target if target in self.dead else None
         emit_dead = s.name if isinstance(s, ast.Emit) and self.demand is not ALL and s.name not in self.demand \
             else None
-        # a value nothing will ever tell apart, or a result field nobody asks for, is set to DEAD
-        fn = self._reused(s, fn)
-        node.steps = ((fn, target_dead if target_dead is not None else
-                       (EMIT, emit_dead) if emit_dead is not None else None),)
+        # a value nothing will ever tell apart, or a result field nobody asks for, is set to DEAD (without
+        # working it out when that cannot fail)
+        dead = target_dead if target_dead is not None else (EMIT, emit_dead) if emit_dead is not None else None
+        fn = self._reused(s, fn) if dead is None or not self._safe(s) else None
+        node.steps = ((fn, dead, isinstance(s, ast.Return)),)
         node.fn = _sequence(node.steps)
         node.targets = frozenset((target,)) if target else frozenset()
         node.branches = node.branching = self._random(s)
@@ -479,6 +493,19 @@ class Plan:
         """A statement's untraced closure (a note, which does nothing untraced, keeps its traced one)."""
         fn = self._untraced().statement(s)
         return fn if fn is not None else self.parts[id(s)]
+
+    def _safe(self, s) -> bool:
+        """Whether a statement's value cannot fail: a literal, a variable set earlier on every way here, or a
+        roll's original, final, doubles, dice or modifier (of a name only ever rolled into)."""
+        value = s.value
+        if isinstance(value, ast.Literal):
+            return True
+        name, attr = _name_of(value)
+        if name is None or name not in self.assigned.get(id(s), ()):
+            return False
+        if not attr:
+            return True
+        return name in self.only_rolled and value.name in ("original", "final", "doubles", "dice", "modifier")
 
     def _random(self, s) -> bool:
         """Whether a statement or expression has a branch point (a roll, a choice, a call that rolls)."""
@@ -536,6 +563,22 @@ def _reuse(fn, reads: tuple, name: str | None):
         memo[key] = (values, signal if name is None else env[name], steps - rt.steps_left)
         return signal
     return reuse
+
+
+def _definitely_set(statements, before: set, out: dict) -> None:
+    """For each statement (by id), the variables every way to it has set (a branch's or a loop's own
+    assignments count only inside it)."""
+    now = set(before)
+    for s in statements:
+        out[id(s)] = frozenset(now)
+        if isinstance(s, ast.If):
+            for b in s.branches:
+                _definitely_set(b.body, now, out)
+        elif isinstance(s, ast.ForEach):
+            _definitely_set(s.body, now | {s.var}, out)
+        name = _defines(s)
+        if name is not None:
+            now.add(name)
 
 
 def _accumulators(loop) -> list:
