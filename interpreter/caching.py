@@ -138,7 +138,7 @@ def bounded_result(value, emitted: dict, rt, pos):
 
 
 def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rolls_may_hide: bool,
-                    emits: bool = True, roll_names: frozenset = frozenset()):
+                    emits: bool = True, roll_names: frozenset = frozenset(), middle_emits: tuple | None = None):
     """The procedure's untraced run as ``run(env, rt) -> result``, reusing its prefix and suffix work.
 
     ``body`` is the whole body's (traced) block, whose signal is a ``_Return``; ``prefix`` and
@@ -146,7 +146,9 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     steps, position; see ``Compiler.block_parts``), whose signals are 1-tuples ``(value,)``: the
     middle's statements run here, in this frame. ``emits`` False: the procedure has no `emit`, so its
     locals need no dict of emits. ``roll_names``: the names it rolls into (when rolls cannot hide, the
-    only ones that can hold a roll, which a suffix key must freeze).
+    only ones that can hold a roll, which a suffix key must freeze). ``middle_emits``: the names the
+    middle emits, when no part emits a name another part emits (else None): a result of emits alone is
+    then bounded from the depths its prefix and suffix entries keep and those names only.
 
     The prefix cache is looked up first by the identity of the argument objects (each entry
     holds those objects, so an id cannot be reused while the entry lives: no hashing of big
@@ -165,8 +167,9 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     def prefix_entry(env: dict, rt):
         """The prefix cache entry for these arguments (running the prefix on a miss); None: not a key.
 
-        An entry is (result, saved locals, saved emits, steps used); for a prefix that returns, the
-        saved locals are None and its result (made once; its bounds are checked on each use) is kept.
+        An entry is (result, saved locals, saved emits, steps used, how deep the emits nest); for a
+        prefix that returns, the saved locals are None and its result (made once; its bounds are
+        checked on each use) is kept in place of the emits.
         """
         try:
             key = tuple([(k, key_form(v)) for k, v in env.items()]) \
@@ -186,20 +189,20 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 value = result_value(signal[0], emitted)
                 if emitted and value.__class__ is Record:
                     built_depth(value)
-                hit = cache[key] = (signal[0], None, value, used)
+                hit = cache[key] = (signal[0], None, value, used, 0)
             else:
                 store: dict = {}
                 saved = dict(env)
                 del saved[EMIT]
                 saved[STATIC] = store
-                hit = cache[key] = (None, saved, dict(emitted), used)
+                hit = cache[key] = (None, saved, dict(emitted), used, emits_depth(emitted))
         return hit
 
     def run_cached(env: dict, rt):
         if prefix is not None:
             found = by_id.get(tuple(map(id, env.values())))
             if found is not None and found[0] == tuple(env):
-                returned, saved, saved_emits, used = found[2]
+                returned, saved, saved_emits, used, known = found[2]
             else:
                 ids, names, values = tuple(map(id, env.values())), tuple(env), tuple(env.values())
                 hit = prefix_entry(env, rt)
@@ -210,7 +213,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 if len(by_id) >= MEMO_LIMIT:
                     by_id.clear()
                 by_id[ids] = (names, values, hit)
-                returned, saved, saved_emits, used = hit
+                returned, saved, saved_emits, used, known = hit
             left = rt.steps_left - used
             rt.steps_left = left
             if left < 0:
@@ -227,8 +230,9 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 emitted = saved_emits       # empty, and nothing writes to it
         elif emits:
             env[EMIT] = emitted = {}
+            known = 0
         else:
-            emitted = _NO_EMITS
+            emitted, known = _NO_EMITS, 0
         left = rt.steps_left - mcost          # the middle's statements, run here
         rt.steps_left = left
         if left < 0:
@@ -238,7 +242,8 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             if signal is not None:
                 return bounded_result(signal[0], emitted, rt, pos) if emitted else signal[0]
         if suffix is None:
-            return bounded_result(None, emitted, rt, pos)
+            return emitted_result(emitted, known, rt) if middle_emits is not None else \
+                bounded_result(None, emitted, rt, pos)
         try:
             if one_read is not None:
                 key = env.get(one_read, _MISSING)
@@ -261,14 +266,51 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             signal = suffix(env, rt)
             if len(suffix_cache) >= MEMO_LIMIT:
                 suffix_cache.clear()
-            suffix_cache[key] = hit = (signal[0] if signal is not None else None, own, before - rt.steps_left)
+            suffix_cache[key] = hit = (signal[0] if signal is not None else None, own, before - rt.steps_left,
+                                       emits_depth(own))
             rt.steps_left += hit[2]      # charged again below, as for any hit
-        value, own, used = hit
+        value, own, used, own_depth = hit
         left = rt.steps_left - used
         rt.steps_left = left
         if left < 0:
             rt.out_of_steps(pos)
         if own:
             emitted.update(own)          # the suffix's emits, in the order they were made
+        if value is None and middle_emits is not None:
+            return emitted_result(emitted, known if known > own_depth else own_depth, rt)
         return bounded_result(value, emitted, rt, pos)
+
+    def emitted_result(emitted: dict, d: int, rt):
+        """``bounded_result(None, emitted)``, the prefix's and suffix's emits nesting ``d`` deep (kept with
+        their entries): only the middle's emits are looked at."""
+        if not emitted:
+            return None
+        for name in middle_emits:
+            v = emitted.get(name)
+            c = v.__class__
+            if c is Record or c is tuple:
+                vd = depth_of(v)
+                if vd > d:
+                    d = vd
+        value = Record(emitted)
+        d += 1
+        value._depth = d
+        if d > 1:                             # results inside results: bound the nesting
+            limits = rt.limits
+            n = len(value)
+            if d > limits["nesting"] or n > limits["list"] or n >= CELLS_PER_STEP:
+                return check_size(value, d, rt, pos)
+        return value
     return run_cached
+
+
+def emits_depth(emitted: dict) -> int:
+    """How deep the emitted values nest (0 for numbers and texts): what they add to a result's depth, less one."""
+    d = 0
+    for v in emitted.values():
+        c = v.__class__
+        if c is Record or c is tuple:
+            vd = depth_of(v)
+            if vd > d:
+                d = vd
+    return d

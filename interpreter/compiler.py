@@ -238,9 +238,12 @@ class Compiler:
             suffix = self.block(statements[j:]) if j < len(statements) else None
         finally:
             self.untraced = False
-        emits = any(isinstance(node, ast.Emit) for node in walk(statements))
+        emitted = [{n.name for n in walk(tuple(part)) if isinstance(n, ast.Emit)}
+                   for part in (statements[:k], statements[k:j], statements[j:])]
+        apart = not (emitted[0] & emitted[1] or emitted[0] & emitted[2] or emitted[1] & emitted[2])
         run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
-                                       emits, frozenset(self.roll_names))
+                                       any(emitted), frozenset(self.roll_names),
+                                       tuple(sorted(emitted[1])) if apart else None)
 
         # literal defaults are plain values; others are evaluated per call, in order
         constants = {p.name: _constant(p.default) for p in proc.params if _constant(p.default) is not _NOT_CONSTANT}

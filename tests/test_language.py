@@ -477,3 +477,27 @@ def test_a_low_size_limit_stops_what_grows_past_it_traced_or_not(tmp_path, limit
     for out in (traced, untraced):
         assert out.status == "error" and message in out.reason
     assert run("grow", {"items": [1, 2]}, root=root).status == "ok"
+
+
+@pytest.mark.parametrize("part", ["start", "middle", "ending"])
+@pytest.mark.parametrize("deep", [False, True])
+def test_a_result_of_emits_is_bounded_alike_traced_and_untraced(tmp_path, part, deep):
+    # the untraced run bounds a result of emits from the depths its cached start and end keep, and looks
+    # only at what the middle emitted: an emit one level too deep, wherever it is, stops it as traced
+    lists = {p: "[1]" for p in ("start", "middle", "ending")}
+    lists[part] = "[[[[1]]]]" if deep else "[[[1]]]"      # limit 'nesting' 4: the result nests 5 or 4 deep
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("dice: 6}", "dice: 6, nesting: 4}"),
+        "procedures/extra.ump": "procedure wrap(x: any):\n    return [x]\n\n"
+                                f"procedure emits(n: int):\n    emit start = {lists['start']}\n    roll d = DR\n"
+                                f"    emit middle = {lists['middle']}\n    roll e = DR\n"
+                                f"    let w = call wrap(x: d + e)\n    emit ending = {lists['ending']}\n    return\n"})
+    r = load_ruleset(root)
+    proc = find_procedure(r, "emits")
+    for trace in (False, True):
+        for _ in range(3):      # the second and third runs reuse the cached start and end
+            out = adjudicate(r, proc, {"n": 1}, GivenDice([[3, 4], [1, 2]]), None, trace=trace)
+            if deep:
+                assert out.status == "error" and "limit 'nesting'" in out.reason, (trace, out.reason)
+            else:
+                assert out.status == "ok" and out.value[part] == (((1,),),), (trace, out.reason)
