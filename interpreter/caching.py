@@ -129,7 +129,12 @@ def bounded_result(value, emitted: dict, rt, pos):
     else:
         value = Record(emitted) if value is None else Record({**emitted, "value": value})   # result_value
         d = built_depth(value)            # one pass; the record keeps it
-    if d > 1:                             # results inside results: bound the nesting
+    return nesting_bounded(value, d, rt, pos)
+
+
+def nesting_bounded(value: Record, d: int, rt, pos):
+    """A result nesting ``d`` deep, checked: results inside results are bounded like any record built."""
+    if d > 1:
         limits = rt.limits
         n = len(value)
         if d > limits["nesting"] or n > limits["list"] or n >= CELLS_PER_STEP:
@@ -295,12 +300,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         value = Record(emitted)
         d += 1
         value._depth = d
-        if d > 1:                             # results inside results: bound the nesting
-            limits = rt.limits
-            n = len(value)
-            if d > limits["nesting"] or n > limits["list"] or n >= CELLS_PER_STEP:
-                return check_size(value, d, rt, pos)
-        return value
+        return nesting_bounded(value, d, rt, pos)
     return run_cached
 
 
