@@ -77,7 +77,8 @@ class Independent:
         try:
             return self._hash
         except AttributeError:
-            self._hash = h = hash(self.key())
+            # the items only (equal lists have equal items): hashing an exact Fraction is slow
+            self._hash = h = hash(tuple([tuple([item for item, _ in f]) for f in self.factors()]))
             return h
 
     def __repr__(self):

@@ -88,7 +88,7 @@ class _For:
 class _Map:
     """``let/emit NAME = list(ELEMENT for VAR in SOURCE)``: keeps an independent source factored."""
     __slots__ = ("fn", "source", "element", "var", "name", "is_emit", "dead", "key", "pos", "strict", "attr",
-                 "source_name", "branching")
+                 "source_name", "branching", "pure")
 
 
 class Key:
@@ -533,6 +533,7 @@ class Plan:
             (self.demand is not ALL and s.name not in self.demand)
         node.key = self._key_names(live_after)
         node.strict, node.attr = free_names(value.element) - {value.var}, set()
+        node.pure = node.strict <= self.globals
         node.branching = True       # its source may be expanded into many states
         return node
 
@@ -1203,6 +1204,9 @@ class StateEnumerator:
         """``list(f(x) for x in xs)``: an independent ``xs`` is mapped factor by factor; else run as written."""
         out, plain = [], []
         source, element, var, name = node.source, node.element, node.var, node.name
+        # an element reading nothing but its item gives the same image of the same item in every state
+        # (kept with the steps it took, taken again on each reuse; by identity: the entry keeps the item)
+        images: dict | None = {} if node.pure else None
         for st in states:
             env = st.env
             held = None
@@ -1217,8 +1221,17 @@ class StateEnumerator:
             saved = env.get(var, _MISSING)
 
             def image(item):
+                if images is not None:
+                    found = images.get(id(item))
+                    if found is not None and found[0] is item and rt.steps_left >= found[2]:
+                        rt.steps_left -= found[2]
+                        return found[1]
                 env[var] = item
-                return element(env, rt)
+                steps = rt.steps_left
+                value = element(env, rt)
+                if images is not None:
+                    images[id(item)] = (item, value, steps - rt.steps_left)
+                return value
             try:
                 rt.steps_left = st.steps
                 mapped = map_items(held, image)
