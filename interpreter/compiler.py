@@ -1171,9 +1171,26 @@ class Compiler:
         if searches:
             negate = op == "not in"
 
+            lv, lf = self.local_read(e.left)
+            rv, rf = self.local_read(e.right)
+
             def search(env, rt):
-                """``a in b`` / ``a not in b``: a true or false, as _BINARY's would give, without its call."""
-                a, b = left(env, rt), right(env, rt)
+                """``a in b`` / ``a not in b``: a true or false, as _BINARY's would give, without its call;
+                a side that is a local or a local's field read in place (its closure on a miss)."""
+                if lv is None:
+                    a = left(env, rt)
+                else:
+                    try:
+                        a = env[lv] if lf is None else env[lv][lf]
+                    except (KeyError, TypeError):
+                        a = left(env, rt)
+                if rv is None:
+                    b = right(env, rt)
+                else:
+                    try:
+                        b = env[rv] if rf is None else env[rv][rf]
+                    except (KeyError, TypeError):
+                        b = right(env, rt)
                 if b.__class__ is tuple and len(b) >= CELLS_PER_STEP:   # a search is work: n // 64 steps
                     rt.steps_left -= len(b) // CELLS_PER_STEP
                     if rt.steps_left < 0:
@@ -1283,6 +1300,19 @@ class Compiler:
 
     def e_conditional(self, e: ast.Conditional):
         then, cond, otherwise, pos = self.expr(e.then), self.expr(e.condition), self.expr(e.otherwise), e.condition.pos
+
+        cv = self.local_name(e.condition)
+        tv, ov = self.local_name(e.then), self.local_name(e.otherwise)
+        if cv is not None or tv is not None or ov is not None:
+            def conditional_locals(env, rt):
+                """``a if c else b`` where some of them are locals: those read in place (closure on a miss)."""
+                c = env[cv] if cv in env else cond(env, rt)
+                if c is True:
+                    return env[tv] if tv in env else then(env, rt)
+                if c is False:
+                    return env[ov] if ov in env else otherwise(env, rt)
+                return _truth(c, pos, "condition of 'if ... else'")
+            return conditional_locals
 
         def conditional(env, rt):
             c = cond(env, rt)
