@@ -34,6 +34,7 @@ from .demand import ALL, analyse, project
 from .grouping import By, Stop, by_keys, check_fields, demanded_fields, exact_sum, group, group_label  # noqa: F401
 from .dice import DiceKind, DiceSource, SeededDice
 from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError
+from .api import gc_paused
 from .runtime import Runtime
 from .values import key_form
 
@@ -209,30 +210,33 @@ class Enumerator:
         steps = rt.limits["steps"]
         clear_choices = rt.choice_counts.clear if self.choices else None
         run = procedure.run
-        while True:
-            dice.given_used, dice.path, dice.at, dice.num, dice.den = 0, path, 0, 1, 1
-            rt.steps_left, rt.depth = steps, depth + 1
-            if clear_choices is not None:
-                clear_choices()
-            try:
-                value = run(dict(args), rt)
-            except Exception as e:          # a stop (refusal, unknown cell, fail) is an outcome
-                value = stop_outcome(e)
-            if demand is not ALL:
-                value = project(value, demand)
-            self.paths += 1
-            if self.paths > self.budget:
-                raise LimitError(f"exact odds need more than {self.budget:,} paths through the dice",
-                                 hint="use `umpire simulate` for an estimate, or raise --budget")
-            self.work += steps - rt.steps_left + RUN_COST
-            if self.work > self.work_limit:
-                raise work_error(self.work_limit)
-            by_den = counts.get(value)
-            if by_den is None:
-                by_den = counts[value] = {}
-            by_den[dice.den] = by_den.get(dice.den, 0) + dice.num
-            if not dice.advance():
-                break
+        try:
+            while True:
+                dice.given_used, dice.path, dice.at, dice.num, dice.den = 0, path, 0, 1, 1
+                rt.steps_left, rt.depth = steps, depth + 1
+                if clear_choices is not None:
+                    clear_choices()
+                try:
+                    value = run(dict(args), rt)
+                except Exception as e:          # a stop (refusal, unknown cell, fail) is an outcome
+                    value = stop_outcome(e)
+                if demand is not ALL:
+                    value = project(value, demand)
+                self.paths += 1
+                if self.paths > self.budget:
+                    raise LimitError(f"exact odds need more than {self.budget:,} paths through the dice",
+                                     hint="use `umpire simulate` for an estimate, or raise --budget")
+                self.work += steps - rt.steps_left + RUN_COST
+                if self.work > self.work_limit:
+                    raise work_error(self.work_limit)
+                by_den = counts.get(value)
+                if by_den is None:
+                    by_den = counts[value] = {}
+                by_den[dice.den] = by_den.get(dice.den, 0) + dice.num
+                if not dice.advance():
+                    break
+        finally:
+            rt.call_hook = None     # the hook and the runtime refer to each other: no garbage for the collector
         return {value: _fraction(by_den) for value, by_den in counts.items()}
 
     def _hook(self, rt: Runtime) -> Callable:
@@ -338,43 +342,50 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     merge, and the state enumeration goes first.
     ``work`` bounds the steps of work in all (each attempt), so no question runs for long unrefused.
     """
-    start = time.perf_counter()
-    ruleset = situation.ruleset
-    keys = by_keys(by, ruleset)
-    if merge_unneeded:
-        wanted = demanded_fields(keys)
-        demands, var_demands = analyse(ruleset, situation.procedure.name, ALL if wanted is None else wanted)
-    else:
-        demands, var_demands = {}, {}
-    dist, states = None, merge_states and not has_list_choices(situation.choices)
-    if states and quick_paths and not by:
-        # few paths: running each is cheaper than tracking states (the answers are the same)
-        enum = Enumerator(ruleset, situation.choices, min(budget, quick_paths), demands, work_limit=work)
-        try:
+    # The cyclic collector is paused while the question is answered (as api.gc_paused pauses it for a load)
+    # and restored as it was, however this returns. This is safe because exact odds leave no cyclic
+    # garbage (every distribution takes its runtime's call hook off when done: tests/test_odds.py checks
+    # that nothing is left for the collector): everything is freed by reference counting as before, the
+    # same memory at the same moments, and the collector would only traverse the live states again and
+    # again (a third of an 8-squad question's time).
+    with gc_paused():
+        start = time.perf_counter()
+        ruleset = situation.ruleset
+        keys = by_keys(by, ruleset)
+        if merge_unneeded:
+            wanted = demanded_fields(keys)
+            demands, var_demands = analyse(ruleset, situation.procedure.name, ALL if wanted is None else wanted)
+        else:
+            demands, var_demands = {}, {}
+        dist, states = None, merge_states and not has_list_choices(situation.choices)
+        if states and quick_paths and not by:
+            # few paths: running each is cheaper than tracking states (the answers are the same)
+            enum = Enumerator(ruleset, situation.choices, min(budget, quick_paths), demands, work_limit=work)
+            try:
+                dist = enum.distribution(situation.procedure, situation.args, situation.dice)
+                work, peak = enum.paths, 0
+            except LimitError as e:
+                if "paths through the dice" not in e.message and "steps of work" not in e.message:
+                    raise
+        if dist is None and states:
+            from .states import StateEnumerator
+            enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
+                                   work=work, share=share)
+            try:
+                found = enum.distribution(situation.procedure, situation.args, situation.dice)
+            except LimitError as e:
+                if "live states" in e.message:
+                    e.hint = _narrower(situation, by, e.hint)
+                raise
+            dist = {v: Fraction(n, d) for v, (n, d) in found.items()}
+            work, peak = enum.runs, enum.peak
+        elif dist is None:
+            enum = Enumerator(ruleset, situation.choices, budget, demands, work_limit=work)
             dist = enum.distribution(situation.procedure, situation.args, situation.dice)
             work, peak = enum.paths, 0
-        except LimitError as e:
-            if "paths through the dice" not in e.message and "steps of work" not in e.message:
-                raise
-    if dist is None and states:
-        from .states import StateEnumerator
-        enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
-                               work=work, share=share)
-        try:
-            found = enum.distribution(situation.procedure, situation.args, situation.dice)
-        except LimitError as e:
-            if "live states" in e.message:
-                e.hint = _narrower(situation, by, e.hint)
-            raise
-        dist = {v: Fraction(n, d) for v, (n, d) in found.items()}
-        work, peak = enum.runs, enum.peak
-    elif dist is None:
-        enum = Enumerator(ruleset, situation.choices, budget, demands, work_limit=work)
-        dist = enum.distribution(situation.procedure, situation.args, situation.dice)
-        work, peak = enum.paths, 0
-    rows = [(label, p, None) for label, p in group(dist, keys)]
-    return Report(rows, exact_sum(dist.values()), work, True, seconds=time.perf_counter() - start,
-                  memo_hits=enum.memo_hits, states=peak)
+        rows = [(label, p, None) for label, p in group(dist, keys)]
+        return Report(rows, exact_sum(dist.values()), work, True, seconds=time.perf_counter() - start,
+                      memo_hits=enum.memo_hits, states=peak)
 
 
 def budgeted_odds(situation, by: list[str], budget: int | None = None) -> Report:

@@ -267,3 +267,47 @@ def test_an_error_in_a_simulation_process_is_reported_like_one_in_a_single_proce
     code1, out1, err1 = cli("simulate", root / "situations/deep.yaml", "-n", "2000", "--seed", "1")
     code2, out2, err2 = cli("simulate", root / "situations/deep.yaml", "-n", "2000", "--seed", "1", "-j", "2")
     assert code1 == code2 != 0 and err1 == err2 and "deep" in err2 and "Traceback" not in err2
+
+
+@pytest.mark.parametrize("where", ["mini", "benchmark"])
+@pytest.mark.parametrize("how", [{"by": False}, {"by": True}, {"by": False, "quick_paths": 0},
+                                 {"by": True, "merge_states": False, "merge_unneeded": False}],
+                         ids=["paths", "states", "states-whole", "paths-only"])
+def test_exact_odds_leave_nothing_for_the_garbage_collector(where, how):
+    """exact_odds pauses the cyclic collector (api.gc_paused): that is only safe while it leaves no cyclic
+    garbage (a runtime and its call hook refer to each other until the hook is taken off)."""
+    import gc
+    from interpreter.odds import result_fields
+    if where == "mini":
+        s = situation(FIXTURE / "situations/attack.yaml")
+    else:
+        bench = ROOT / "benchmarks/fixtures"
+        s = load_situation(bench / "ift-attack.yaml", (str(bench / "ift-fixture.yaml"),))
+        s.dice, s.dice_positions = [], []
+    how = dict(how)
+    by = [sorted(result_fields(s))[0]] if how.pop("by") else []
+    exact_odds(s, by, **how)         # first use: compiles, fills caches
+    gc.collect()
+    gc.disable()
+    try:
+        exact_odds(s, by, **how)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+def test_exact_odds_give_the_collector_back_as_they_found_it(tmp_path):
+    import gc
+    s = situation(FIXTURE / "situations/attack.yaml")
+    assert gc.isenabled()
+    exact_odds(s, [])
+    assert gc.isenabled()
+    with pytest.raises(LimitError):
+        exact_odds(s, [], budget=5, quick_paths=0)      # stopped by the state budget
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        exact_odds(s, [])
+        assert not gc.isenabled()       # a caller's own pause is left as it was
+    finally:
+        gc.enable()
