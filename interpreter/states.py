@@ -722,13 +722,13 @@ class StateEnumerator:
             return value
         return call
 
-    def _entry(self, procedure, args: dict, depth: int) -> tuple:
+    def _entry(self, procedure, args: dict, depth: int, share: bool = True) -> tuple:
         """A call's memo entry: (distribution sorted most likely first, holds independent lists, expanded).
 
         Calls that differ only in record fields the procedure passes on share one distribution
         (passed_on.py), computed with holes in those fields, which each call fills with its own values.
         """
-        spec = passed_on(self.ruleset, procedure) if self.share else None
+        spec = passed_on(self.ruleset, procedure) if self.share and share else None
         if spec:
             found = abstracted(procedure.name, args, spec)
             if found is not None:
@@ -737,7 +737,8 @@ class StateEnumerator:
                 shared = self.memo.get(key)
                 if shared is None:
                     try:
-                        shared = self.memo[key] = self._entry(procedure, shared_args, depth)
+                        # (its arguments are abstracted already: nothing more to share)
+                        shared = self.memo[key] = self._entry(procedure, shared_args, depth, share=False)
                     except Observed as e:
                         if e.args[0][0] != procedure.name:
                             raise       # a hole of a caller's: the caller gives up, not this call
