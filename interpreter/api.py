@@ -107,7 +107,7 @@ def read_checked(root: Path, overlays: tuple = ()) -> tuple[Ruleset, list[str]]:
                 found[0].cache_key = cache_key
                 return found
     from .checker import check
-    from .compiler import analyse
+    from .analysis import analyse
     from .loader import read_ruleset
     ruleset = read_ruleset(root, texts)
     if overlays:
@@ -198,7 +198,7 @@ def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset) -> 
 
 def decisions(ruleset: Ruleset, proc: Procedure) -> set[str]:
     """The names of every decision (``choose NAME``) the procedure, or any procedure it calls, can take."""
-    found = proc.analysis.get("decisions")      # worked out at load (compiler.analyse)
+    found = proc.analysis.get("decisions")      # worked out at load (analysis.analyse)
     if found is None:
         from .purity import decisions_by_procedure
         found = decisions_by_procedure(ruleset)[proc.name]

@@ -10,7 +10,8 @@ arity is right); run-time errors that only data can cause (a missing field,
 text added to a number, an unknown cell) still carry the source position.
 
 This module is code generation only. The static analyses it relies on live
-in their own modules: purity.py (which procedures are pure), roll_usage.py
+in their own modules: analysis.py (what is worked out once at load and kept
+by the cache: dice bounds, pure notes, each procedure's facts), purity.py (which procedures are pure), roll_usage.py
 (whether dice order matters, whether rolls leave their variables),
 caching.py (the reusable prefix and suffix of a procedure, and their runner),
 names.py (walking syntax, bound and free names); what operators and builtin
@@ -25,17 +26,17 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from . import syntax as ast
+from .analysis import analyse, procedure_facts, roll_kind
 from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, plan, result_value
 from .caching import bounded_result, untraced_runner
 from .dice import DiceKind, literal_kind
-from .errors import InputError, AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
+from .errors import AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
 from .functions import AGGREGATES, BUILTINS  # noqa: F401  (AGGREGATES: importable from here too)
 from .model import Procedure, Ruleset, Stack
-from .names import free_names, roll_names, walk
+from .names import free_names, walk
 from .operators import BINARY as _BINARY, COMPARISONS as _FAST, RAW_ARITHMETIC as _RAW, arith_error as _arith_error
 from .operators import truth as _truth
-from .purity import decisions_by_procedure, mark_deterministic, pure_expression
-from .roll_usage import rolls_escape, unordered_rolls
+from .purity import pure_expression
 from .stacks import evaluate_stack
 from .values import (CELLS_PER_STEP, CHARACTERS_PER_CELL, DEAD, LIST_DEPTHS, LIST_DEPTHS_KEPT, Record, Roll, any_roll,
                      brief, built_depth, check_built, check_number, check_repeat, check_size, check_text, depth_of,
@@ -73,61 +74,6 @@ def _logic2(f1, p1, f2, p2, op: str):
 
 
 # ---- the compiler ------------------------------------------------------------------
-
-def analyse(ruleset: Ruleset) -> None:
-    """What compiling needs to know of the whole ruleset, worked out once at load: every roll within the
-    dice bounds and every note free of rolls and decisions (input errors otherwise), which procedures
-    are pure (``proc.deterministic``) and whether rolls can hide inside values (``ruleset.rolls_may_hide``).
-    The facts are plain data, so a cached load keeps them instead of walking every procedure again."""
-    limit, sides = ruleset.limits["dice"], ruleset.limits["sides"]
-    notes = []
-    for proc in ruleset.procedures.values():   # at load, also for procedures compiled only when they first run
-        for node in walk(proc.syntax.body):
-            if isinstance(node, ast.Note):
-                notes.append(node)
-            elif isinstance(node, ast.Roll) and node.dice.size is None:
-                kind = roll_kind(ruleset, node.dice)
-                if kind.count > limit:
-                    raise InputError(f"this roll uses {kind.count} dice, more than the limit of {limit} "
-                                     "(limit 'dice')", node.pos,
-                                     hint="raise limits.dice in ruleset.yaml if the rules really need more")
-                if kind.sides > sides:
-                    raise InputError(f"this roll uses dice of {kind.sides:,} sides, more than the limit of {sides:,} "
-                                     "(limit 'sides')", node.pos,
-                                     hint="raise limits.sides in ruleset.yaml if the rules really need more")
-    mark_deterministic(ruleset)
-    for note in notes:
-        _check_note_is_pure(ruleset, note)
-    ruleset.rolls_may_hide = rolls_escape(ruleset)
-    global_names = set(ruleset.catalogues)
-    decisions = decisions_by_procedure(ruleset)
-    for proc in ruleset.procedures.values():
-        proc.analysis = dict(procedure_facts(ruleset, proc, global_names), decisions=decisions[proc.name])
-
-
-def _check_note_is_pure(ruleset: Ruleset, note: ast.Note) -> None:
-    """A note only writes the trace, and untraced runs and exact odds skip it: so its text may not
-    call a procedure that rolls or takes a decision, or a seed would replay differently with a trace."""
-    for node in walk((note.text,)):
-        if isinstance(node, ast.Call) and not ruleset.procedures[node.procedure].deterministic:
-            raise InputError(f"a note cannot call '{node.procedure}', which rolls dice or takes a decision: a note "
-                             "only writes the trace, so it must not change the adjudication", node.pos,
-                             hint="call it in a let before the note, and show the let's value in the note")
-
-
-def procedure_facts(ruleset: Ruleset, proc: Procedure, global_names) -> dict:
-    """What compiling one procedure needs to know of it (each a walk over its body): kept at load."""
-    body = proc.syntax.body
-    return {"unordered_rolls": unordered_rolls(body), "roll_names": roll_names(body),
-            "plan": plan(ruleset, proc, global_names)}
-
-
-def roll_kind(ruleset: Ruleset, spec: ast.DiceSpec) -> DiceKind:
-    """A named kind from the manifest (also when written like 'd10'), else plain dice."""
-    if spec.text in ruleset.dice:
-        return ruleset.dice[spec.text]
-    return literal_kind(spec.count, spec.sides)
-
 
 class _PartsOnDemand(dict):
     """``Compiler.parts`` of a lazily compiled ruleset: asking for a part not yet compiled compiles the rest."""

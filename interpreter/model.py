@@ -115,7 +115,7 @@ class Procedure:
     prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix
     suffix_cache: dict = field(default_factory=dict)  # state -> outcome of the deterministic ending
     fill_defaults: Callable | None = None  # compiled: fills the defaults of missing arguments (states.py)
-    analysis: dict = field(default_factory=dict)   # what compiling needs to know of it (compiler.analyse, at load)
+    analysis: dict = field(default_factory=dict)   # what compiling needs to know of it (analysis.analyse, at load)
 
 
 @dataclass
