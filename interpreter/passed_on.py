@@ -268,6 +268,57 @@ def _children(e):
 
 # ---- using it: the memo key, the abstracted arguments, and putting the values back ---------------------
 
+def record_lists(args: dict) -> list:
+    """The lists of records in a question's arguments (at any depth): where calls' records come from."""
+    out, stack = [], [v for v in args.values() if v.__class__ in _NESTED]
+    while stack:
+        v = stack.pop()
+        if v.__class__ is tuple and any([x.__class__ is Record for x in v]):
+            out.append(v)
+        stack.extend([x for x in (v.values() if v.__class__ is Record else v) if x.__class__ in _CONTAINERS])
+    return out
+
+
+_CONTAINERS = {Record, tuple}
+
+
+def may_share(proc_name: str, args: dict, spec: dict, lists: list) -> bool:
+    """Whether other calls may differ from this one only in fields passed on: false when each record
+    argument is one of the question's records (alike in every field passed on) and no record beside it
+    in its lists (of its fields) differs from it there. Calls then get that one record, or copies of it
+    differing in fields read, so a distribution with holes would be used once, and abstracting and
+    putting back would cost more than they save. (A guess, never a question of exactness: a call worked
+    out on its own arguments has the same distribution.)"""
+    try:
+        return _may_share(proc_name, args, spec, lists)
+    except Observed:        # a hole deeper inside a record (a caller's): keep to the shortcut
+        return True
+
+
+def _may_share(proc_name: str, args: dict, spec: dict, lists: list) -> bool:
+    for name, read in spec.items():
+        r = args.get(name)
+        if r.__class__ is not Record:
+            continue
+        fields = [k for k, _ in _holes_for(proc_name, name, read, r)]
+        if not fields:
+            continue
+        values = tuple(map(r.__getitem__, fields))
+        if any(v.__class__ is Hole for v in values):
+            return True
+        found = False
+        for lst in lists:
+            alike = [tuple(map(x.__getitem__, fields)) for x in lst if x.__class__ is Record and x.keys() == r.keys()]
+            if values not in alike:
+                continue
+            found = True
+            if alike.count(values) != len(alike):
+                return True     # a record beside it differs only where this procedure does not look
+        if not found:
+            return True         # a record the rules made: other calls may get others like it
+    return False
+
+
 def abstracted(proc_name: str, args: dict, spec: dict) -> tuple[dict, dict] | None:
     """The arguments with unread fields of abstracted records replaced by holes, and hole -> real value;
     None when there is nothing to abstract."""

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from itertools import product
-from operator import attrgetter, itemgetter
+from operator import attrgetter, is_, itemgetter
 
 from . import syntax as ast
 from .caching import EMIT
@@ -47,7 +47,7 @@ from .independent import Independent, cases, check_cases, expand, has_lazy, map_
 from .names import bound_names, free_names, roll_names, walk
 from .roll_usage import roll_readings
 from .operators import truth
-from .passed_on import Observed, abstracted, forget, passed_on, put_back
+from .passed_on import Observed, abstracted, forget, may_share, passed_on, put_back, record_lists
 from .runtime import Runtime
 from .values import DEAD, Record, Roll, holds_roll, key_form, show, type_name
 
@@ -625,6 +625,8 @@ class StateEnumerator:
         self.memo: dict = {}
         self.once: dict = {}     # statements reading only never-assigned arguments, per those values (_reuse)
         self.layouts: dict = {}  # where the holes of shared distributions' records are (passed_on.put_back)
+        self.sharing: dict = {}  # whether a call's records may be shared (passed_on.may_share)
+        self.record_lists: list = []     # the question's lists of records (set by the first distribution)
         self.memo_hits = 0
         self.lazy_made = 0      # independent lists made so far (results made without any hold none)
         self.runs = 0
@@ -651,6 +653,8 @@ class StateEnumerator:
 
         Values may hold independent lists (independent.py) when factoring is on.
         """
+        if depth == 0 and not self.record_lists:
+            self.record_lists = record_lists(args)
         plan = self.plan(proc)
         dice = self._PathDice(list(given or []), plan.readings)
         dice.once = self.once
@@ -730,6 +734,8 @@ class StateEnumerator:
         (passed_on.py), computed with holes in those fields, which each call fills with its own values.
         """
         spec = passed_on(self.ruleset, procedure) if self.share and share else None
+        if spec and not self._may_share(procedure, args, spec):
+            spec = None
         if spec:
             found = abstracted(procedure.name, args, spec)
             if found is not None:
@@ -763,6 +769,15 @@ class StateEnumerator:
         dist = sorted(((v, n, d) for v, (n, d) in found.items()), key=_likeliest)
         # results hold independent lists only if some were made (here or in a call) while it ran
         return dist, made != self.lazy_made and any(has_lazy(v) for v, _, _ in dist), None
+
+    def _may_share(self, procedure, args: dict, spec: dict) -> bool:
+        """passed_on.may_share, once per procedure and record arguments (by identity: the entry keeps them)."""
+        records = tuple([args.get(name) for name in spec])
+        key = (procedure.name, *map(id, records))
+        found = self.sharing.get(key)
+        if found is None or not all(map(is_, found[0], records)):
+            found = self.sharing[key] = (records, may_share(procedure.name, args, spec, self.record_lists))
+        return found[1]
 
     # -- running statements over states
     def _block(self, block: _Block, states: list, outcomes: dict, rt, plan: Plan) -> list:

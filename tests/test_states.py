@@ -241,6 +241,31 @@ def test_calls_differing_only_in_passed_on_fields_share_one_distribution(tmp_pat
         str(hole)
 
 
+
+def test_a_question_with_one_record_of_a_kind_makes_no_distribution_with_holes(tmp_path):
+    """One squad: every check gets that squad (or copies differing in fields read), so no call would use a
+    shared distribution twice; its calls are worked out on their own arguments, with the same odds."""
+    from interpreter.passed_on import Hole, may_share, passed_on, record_lists
+    from interpreter.values import Record
+    by = ['count(u for u in units if u.state == "broken")', "units.U0.state"]
+    one = _volley(tmp_path, 1)
+    alone = exact_odds(one, by, share=False)
+    got = exact_odds(one, by)
+    assert shares(got) == shares(alone) and got.memo_hits == alone.memo_hits
+    two = _volley(tmp_path / "two", 2)
+    check = two.ruleset.procedures["check"]
+    spec = passed_on(two.ruleset, check)
+    lists = record_lists(two.args)
+    u0, u1 = lists[0]
+    assert may_share("check", {"unit": u1}, spec, lists)                    # U0 beside it differs in its id
+    assert not may_share("check", {"unit": u0}, spec, record_lists(one.args))
+    made = u0.updated({"id": "U9"})                                         # a record the rules made
+    assert may_share("check", {"unit": made}, spec, record_lists(one.args))
+    assert may_share("check", {"unit": u0.updated({"id": Hole(("x", "unit", "id"))})}, spec, lists)
+    deep = u0.updated({"counter": Record({"x": Hole(("x", "unit", "x"))})})        # a caller's hole inside
+    assert may_share("check", {"unit": deep}, spec, [(u0.updated({"counter": Record({"x": 1})}),)])
+
+
 REUSED = {
     "procedures/reused.ump":
         "procedure heavy(n: int):\n"
