@@ -146,10 +146,10 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                     emits: bool = True, roll_names: frozenset = frozenset(), middle_emits: tuple | None = None):
     """The procedure's untraced run as ``run(env, rt) -> result``, reusing its prefix and suffix work.
 
-    ``body`` is the whole body's (traced) block, whose signal is a ``_Return``; ``prefix`` and
-    ``suffix`` are untraced blocks and ``middle`` is the untraced middle's parts (statement closures,
-    steps, position; see ``Compiler.block_parts``), whose signals are 1-tuples ``(value,)``: the
-    middle's statements run here, in this frame. ``emits`` False: the procedure has no `emit`, so its
+    ``body`` is the whole body's (traced) block; ``prefix`` and ``suffix`` are untraced blocks and
+    ``middle`` is the untraced middle's parts (statement closures, steps, position; see
+    ``Compiler.block_parts``): the middle's statements run here, in this frame. A return signals with
+    a 1-tuple ``(value,)``. ``emits`` False: the procedure has no `emit`, so its
     locals need no dict of emits. ``roll_names``: the names it rolls into (when rolls cannot hide, the
     only ones that can hold a roll, which a suffix key must freeze). ``middle_emits``: the names the
     middle emits, when no part emits a name another part emits (else None): a result of emits alone is
@@ -200,7 +200,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 saved = dict(env)
                 del saved[EMIT]
                 saved[STATIC] = store
-                hit = cache[key] = (None, saved, dict(emitted), used, emits_depth(emitted))
+                hit = cache[key] = (None, saved, dict(emitted), used, deepest(emitted.values()))
         return hit
 
     def run_cached(env: dict, rt):
@@ -214,7 +214,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 if hit is None:
                     env[EMIT] = emitted = {}
                     signal = body(env, rt)
-                    return bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
+                    return bounded_result(signal[0] if signal is not None else None, emitted, rt, pos)
                 if len(by_id) >= MEMO_LIMIT:
                     by_id.clear()
                 by_id[ids] = (names, values, hit)
@@ -272,7 +272,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             if len(suffix_cache) >= MEMO_LIMIT:
                 suffix_cache.clear()
             suffix_cache[key] = hit = (signal[0] if signal is not None else None, own, before - rt.steps_left,
-                                       emits_depth(own))
+                                       deepest(own.values()))
             rt.steps_left += hit[2]      # charged again below, as for any hit
         value, own, used, own_depth = hit
         left = rt.steps_left - used
@@ -290,24 +290,17 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         their entries): only the middle's emits are looked at."""
         if not emitted:
             return None
-        for name in middle_emits:
-            v = emitted.get(name)
-            c = v.__class__
-            if c is Record or c is tuple:
-                vd = depth_of(v)
-                if vd > d:
-                    d = vd
         value = Record(emitted)
-        d += 1
+        d = deepest(map(emitted.get, middle_emits), d) + 1
         value._depth = d
         return nesting_bounded(value, d, rt, pos)
     return run_cached
 
 
-def emits_depth(emitted: dict) -> int:
-    """How deep the emitted values nest (0 for numbers and texts): what they add to a result's depth, less one."""
-    d = 0
-    for v in emitted.values():
+def deepest(values, d: int = 0) -> int:
+    """The deepest nesting of lists and records among ``values`` (numbers, texts and None add none), or ``d``:
+    for emits, what they add to a result's depth, less one."""
+    for v in values:
         c = v.__class__
         if c is Record or c is tuple:
             vd = depth_of(v)

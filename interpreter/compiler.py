@@ -1,7 +1,7 @@
 """Syntax tree to Python closures, once per load.
 
 Each expression becomes ``fn(env, rt) -> value`` and each statement
-``fn(env, rt) -> None | _Return``; a procedure is then a loop over its
+``fn(env, rt) -> None | (value,)`` (a 1-tuple: the procedure returns); a procedure is then a loop over its
 statement closures. Nothing walks the syntax tree at run time, and nothing
 ever passes ruleset text to ``eval``.
 
@@ -43,13 +43,6 @@ from .values import (CELLS_PER_STEP, CHARACTERS_PER_CELL, DEAD, LIST_DEPTHS, LIS
                      key_form, normalise, show, show_cut, size_error, type_name)
 
 Fn = Callable[[dict, Any], Any]
-
-
-class _Return:
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
 
 
 # ---- closures shared by several expressions -----------------------------------------
@@ -226,7 +219,7 @@ class Compiler:
                 signal = body(env, rt)
             finally:
                 trace.depth -= 1
-            value = bounded_result(signal.value if signal is not None else None, emitted, rt, pos)
+            value = bounded_result(signal[0] if signal is not None else None, emitted, rt, pos)
             trace.add("result", f"{name} gives {brief(value, 160)}", None)
             return value
 
@@ -262,8 +255,8 @@ class Compiler:
     def block(self, statements) -> Fn:
         """Run statements in order until one returns; the step budget is charged once per block entry.
 
-        A statement's signal is None, or the procedure's return: a ``_Return`` when traced, a 1-tuple
-        ``(value,)`` in the untraced compile (``self.untraced``; no object to initialise)."""
+        A statement's signal is None, or the procedure's return as a 1-tuple ``(value,)`` (a tuple, as
+        ``None`` is a value a procedure may return; no object to initialise)."""
         fns, cost, first, ending = self.block_parts(statements)
         if not fns:
             def run_none(env, rt):
@@ -275,21 +268,13 @@ class Compiler:
             only = fns[0]
             if getattr(only, "returned", None) is not None:
                 value = only.returned
-                if self.untraced:
-                    def run_return_untraced(env, rt):
-                        """A block that is one `return` of a value: charged and run in one closure."""
-                        rt.steps_left -= 1
-                        if rt.steps_left < 0:
-                            rt.out_of_steps(first)
-                        return (value(env, rt),)
-                    return run_return_untraced
 
                 def run_return(env, rt):
                     """A block that is one `return` of a value: charged and run in one closure."""
                     rt.steps_left -= 1
                     if rt.steps_left < 0:
                         rt.out_of_steps(first)
-                    return _Return(value(env, rt))
+                    return (value(env, rt),)
                 return run_return
 
             def run_one(env, rt):
@@ -525,14 +510,9 @@ class Compiler:
 
     def s_return(self, s: ast.Return, cite):
         value = self.expr(s.value) if s.value is not None else None
-        if self.untraced:
-            def ret_untraced(env, rt):
-                return (value(env, rt) if value is not None else None,)
-            ret_untraced.returned = value
-            return ret_untraced
 
         def ret(env, rt):
-            return _Return(value(env, rt) if value is not None else None)
+            return (value(env, rt) if value is not None else None,)
         ret.returned = value     # a block of this statement alone runs it in place (block)
         return ret
 

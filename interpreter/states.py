@@ -959,7 +959,7 @@ class StateEnumerator:
                 st.steps = left
                 append(st)
             else:
-                self._outcome(outcomes, plan, _result(_returned(signal), env[EMIT], plan.demand), st.num,
+                self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan.demand), st.num,
                               st.den)
         self.runs += runs
         self._charge(work)      # once per node: the limit is still met within one node's work
@@ -1018,7 +1018,7 @@ class StateEnumerator:
                             out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                              st.loops, st.lazy, st.origin))
                         else:
-                            self._outcome(outcomes, plan, _result(_returned(signal), env[EMIT], plan.demand),
+                            self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan.demand),
                                           num * dice.num, den * dice.den)
                 elif signal is None:
                     lazy = st.lazy
@@ -1030,7 +1030,7 @@ class StateEnumerator:
                     out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                      st.loops, lazy, st.origin))
                 elif signal is not _STOPPED:
-                    self._outcome(outcomes, plan, _result(_returned(signal), env[EMIT], plan.demand),
+                    self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan.demand),
                                   num * dice.num, den * dice.den)
                 at = dice.at
                 if at == 1 and len(path) == 1:    # one branch point (a roll, a call): its next option
@@ -1333,11 +1333,6 @@ class StateEnumerator:
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
                "estimate, or raise --budget"
-
-
-def _returned(signal):
-    """The value a ``return`` signal carries: an untraced closure's is a 1-tuple, a traced one's a _Return."""
-    return signal[0] if signal.__class__ is tuple else signal.value
 
 
 def _likeliest(outcome: tuple) -> float:
