@@ -157,11 +157,16 @@ class Compiler:
             m.times_fn = self.expr(m.times) if m.times is not None else None
 
     # -- procedures
-    def compile_procedure(self, proc: Procedure) -> None:
+    def enter(self, proc: Procedure) -> dict:
+        """Set the per-procedure state that compiling ``proc``'s statements reads; its facts (analysis.py)."""
         facts = proc.analysis or procedure_facts(self.ruleset, proc, self.globals)
         self.unordered_rolls, self.roll_names = facts["unordered_rolls"], facts["roll_names"]
-        added_by_overlay = proc.pos.file in self.overlay_files
-        self.in_overlay = added_by_overlay   # its statements need no marks of their own
+        self.in_overlay = proc.pos.file in self.overlay_files   # its statements need no marks of their own
+        return facts
+
+    def compile_procedure(self, proc: Procedure) -> None:
+        facts = self.enter(proc)
+        added_by_overlay = self.in_overlay
         statements = proc.syntax.body
         body = self.block(statements)
         # the deterministic start and end of the body are reused across untraced runs (caching.py)

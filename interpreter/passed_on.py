@@ -349,11 +349,11 @@ def abstracted(proc_name: str, args: dict, spec: dict) -> tuple[dict, dict] | No
 
 _HOLES: dict = {}
 _FLAT = object()
+"""A key of the values ``abstracted`` returns: true when every real value is a number, text or truth, so a
+record with its holes filled nests exactly as deep as with them."""
 _SAME = object()
 """A key of the values ``abstracted`` returns: id of each abstracted record -> (it, the real record), so a
 result that passes the argument on unchanged gets the caller's very record back."""
-"""A key of the values ``abstracted`` returns: true when every real value is a number, text or truth, so a
-record with its holes filled nests exactly as deep as with them."""
 
 
 _UNREAD: dict = {}

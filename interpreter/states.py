@@ -480,13 +480,10 @@ class Plan:
         """This plan's compiler of untraced closures (the ones ``simulate`` runs: same results, errors and
         steps as the traced ones, less work), set for this procedure; it compiles one statement at a time."""
         if self._compiler is None:
-            from .analysis import procedure_facts
             from .compiler import Compiler
             c = self._compiler = Compiler(self.ruleset)
-            facts = self.proc.analysis or procedure_facts(self.ruleset, self.proc, self.globals)
-            c.roll_names, c.unordered_rolls = facts["roll_names"], facts["unordered_rolls"]
+            c.enter(self.proc)
             c.rolls_may_hide = getattr(self.ruleset, "rolls_may_hide", True)
-            c.in_overlay = self.proc.pos.file in c.overlay_files
             c.untraced = True
         return self._compiler
 
