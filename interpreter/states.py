@@ -1029,6 +1029,9 @@ class StateEnumerator:
                 elif signal is not _STOPPED:
                     self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan.demand),
                                   num * dice.num, den * dice.den)
+                if work > _CHARGE_EVERY:    # charged as it goes (one state's odometer can be long), else at the end
+                    self._charge(work)
+                    work = 0
                 at = dice.at
                 if at == 1 and len(path) == 1:    # one branch point (a roll, a call): its next option
                     path[0] += 1
@@ -1036,9 +1039,6 @@ class StateEnumerator:
                         break
                 elif at == 0 or not dice.advance():
                     break
-            if work > _CHARGE_EVERY:    # charged as it goes on a long node, else once at its end
-                self._charge(work)
-                work = 0
         self.runs += runs
         self.made = made
         self._charge(work)
