@@ -143,7 +143,8 @@ def nesting_bounded(value: Record, d: int, rt, pos):
 
 
 def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rolls_may_hide: bool,
-                    emits: bool = True, roll_names: frozenset = frozenset(), middle_emits: tuple | None = None):
+                    emits: bool = True, roll_names: frozenset = frozenset(), middle_emits: tuple | None = None,
+                    calling: tuple = (True, True)):
     """The procedure's untraced run as ``run(env, rt) -> result``, reusing its prefix and suffix work.
 
     ``body`` is the whole body's (traced) block; ``prefix`` and ``suffix`` are untraced blocks and
@@ -153,13 +154,16 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     locals need no dict of emits. ``roll_names``: the names it rolls into (when rolls cannot hide, the
     only ones that can hold a roll, which a suffix key must freeze). ``middle_emits``: the names the
     middle emits, when no part emits a name another part emits (else None): a result of emits alone is
-    then bounded from the depths its prefix and suffix entries keep and those names only.
+    then bounded from the depths its prefix and suffix entries keep and those names only. ``calling``: whether
+    the prefix and the suffix call procedures: their entries then keep the call depth they ran at, and are
+    not used from deeper (they run again there, so that limit 'depth' stops them where it would).
 
     The prefix cache is looked up first by the identity of the argument objects (each entry
     holds those objects, so an id cannot be reused while the entry lives: no hashing of big
     records when a caller passes the same values again), then by their values.
     """
     pos = proc.pos
+    prefix_calls, suffix_calls = calling
     mfns, mcost, mfirst = middle if middle is not None else ((), 0, None)
     cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
     by_id: dict = {}     # ids of the argument objects -> (names, the objects, prefix cache entry)
@@ -172,9 +176,9 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     def prefix_entry(env: dict, rt):
         """The prefix cache entry for these arguments (running the prefix on a miss); None: not a key.
 
-        An entry is (result, saved locals, saved emits, steps used, how deep the emits nest); for a
-        prefix that returns, the saved locals are None and its result (made once; its bounds are
-        checked on each use) is kept in place of the emits.
+        An entry is (result, saved locals, saved emits, steps used, how deep the emits nest, the call
+        depth it ran at); for a prefix that returns, the saved locals are None and its result (made once;
+        its bounds are checked on each use) is kept in place of the emits.
         """
         try:
             key = tuple([(k, key_form(v)) for k, v in env.items()]) \
@@ -182,7 +186,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             hit = cache.get(key)
         except TypeError:            # an argument that cannot be a key: run it all
             return None
-        if hit is None:
+        if hit is None or (prefix_calls and rt.depth > hit[5]):
             env[EMIT] = emitted = {}
             before = rt.steps_left
             signal = prefix(env, rt)
@@ -194,20 +198,20 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 value = result_value(signal[0], emitted)
                 if emitted and value.__class__ is Record:
                     built_depth(value)
-                hit = cache[key] = (signal[0], None, value, used, 0)
+                hit = cache[key] = (signal[0], None, value, used, 0, rt.depth)
             else:
                 store: dict = {}
                 saved = dict(env)
                 del saved[EMIT]
                 saved[STATIC] = store
-                hit = cache[key] = (None, saved, dict(emitted), used, deepest(emitted.values()))
+                hit = cache[key] = (None, saved, dict(emitted), used, deepest(emitted.values()), rt.depth)
         return hit
 
     def run_cached(env: dict, rt):
         if prefix is not None:
             found = by_id.get(tuple(map(id, env.values())))
-            if found is not None and found[0] == tuple(env):
-                returned, saved, saved_emits, used, known = found[2]
+            if found is not None and found[0] == tuple(env) and (not prefix_calls or rt.depth <= found[2][5]):
+                returned, saved, saved_emits, used, known, _ = found[2]
             else:
                 ids, names, values = tuple(map(id, env.values())), tuple(env), tuple(env.values())
                 hit = prefix_entry(env, rt)
@@ -218,7 +222,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 if len(by_id) >= MEMO_LIMIT:
                     by_id.clear()
                 by_id[ids] = (names, values, hit)
-                returned, saved, saved_emits, used, known = hit
+                returned, saved, saved_emits, used, known, _ = hit
             left = rt.steps_left - used
             rt.steps_left = left
             if left < 0:
@@ -265,16 +269,16 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         except TypeError:
             signal = suffix(env, rt)
             return bounded_result(signal[0] if signal is not None else None, env[EMIT], rt, pos)
-        if hit is None:
+        if hit is None or (suffix_calls and rt.depth > hit[4]):      # (kept from a shallower call: run again)
             before = rt.steps_left
             env[EMIT] = own = {}
             signal = suffix(env, rt)
             if len(suffix_cache) >= MEMO_LIMIT:
                 suffix_cache.clear()
             suffix_cache[key] = hit = (signal[0] if signal is not None else None, own, before - rt.steps_left,
-                                       deepest(own.values()))
+                                       deepest(own.values()), rt.depth)
             rt.steps_left += hit[2]      # charged again below, as for any hit
-        value, own, used, own_depth = hit
+        value, own, used, own_depth, _ = hit
         left = rt.steps_left - used
         rt.steps_left = left
         if left < 0:

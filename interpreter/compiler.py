@@ -185,9 +185,10 @@ class Compiler:
         emitted = [{n.name for n in walk(tuple(part)) if isinstance(n, ast.Emit)}
                    for part in (statements[:k], statements[k:j], statements[j:])]
         apart = not (emitted[0] & emitted[1] or emitted[0] & emitted[2] or emitted[1] & emitted[2])
+        calling = (_calls(self.ruleset, statements[:k]), _calls(self.ruleset, statements[j:]))
         run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
                                        any(emitted), frozenset(self.roll_names),
-                                       tuple(sorted(emitted[1])) if apart else None)
+                                       tuple(sorted(emitted[1])) if apart else None, calling)
 
         # literal defaults are plain values; others are evaluated per call, in order
         constants = {p.name: _constant(p.default) for p in proc.params if _constant(p.default) is not _NOT_CONSTANT}
@@ -361,9 +362,16 @@ class Compiler:
             if static_slot is not None:
                 def let_static(env, rt):
                     try:
-                        env[name] = env[_STATIC][static_slot]
+                        kept, used, depth = env[_STATIC][static_slot]
                     except KeyError:
                         env[name] = value(env, rt)     # worked out (and kept) the first time
+                        return
+                    left = rt.steps_left - used        # its steps, charged as static_value charges them
+                    if left >= 0 and rt.depth <= depth:
+                        rt.steps_left = left
+                        env[name] = kept
+                    else:
+                        env[name] = value(env, rt)
                 return let_static
             roll_var, slot = self.roll_read(s.value)
             if roll_var is not None:
@@ -701,14 +709,23 @@ class Compiler:
         self.static_slots += 1
 
         def static_value(env, rt):
+            """The kept value, its steps charged as if worked out (an aggregate's items, a call's statements);
+            worked out again when they would overrun the steps left, or from deeper calls than the first time,
+            so that a limit stops it where it would."""
             store = env.get(_STATIC)
             if store is None:
                 return fn(env, rt)
-            try:
-                return store[slot]
-            except KeyError:
-                value = store[slot] = fn(env, rt)   # an error is not kept: it happens again next time
-                return value
+            kept = store.get(slot)
+            if kept is not None:
+                value, used, depth = kept
+                left = rt.steps_left - used
+                if left >= 0 and rt.depth <= depth:
+                    rt.steps_left = left
+                    return value
+            before = rt.steps_left
+            value = fn(env, rt)      # an error is not kept: it happens again next time
+            store[slot] = (value, before - rt.steps_left, rt.depth)
+            return value
         static_value.static_slot = slot    # an untraced let reads the kept value in place (s_let)
         return static_value
 
@@ -1366,39 +1383,47 @@ class Compiler:
         pos = e.pos
 
         if proc.deterministic:
+            # kept results: (result, steps its run used, the depth it was called from). A hit charges those
+            # steps, as the call would; one that would overrun them, or called from deeper, runs the call
+            # again, so that a limit stops it where (and as) it would have without the memo
             memo = proc.memo
             by_id: dict = {}     # this call site's memo by the identity of its argument values (kept alive here)
             keys = tuple(k for k, _ in args)
             fns = tuple(f for _, f in args)
 
             def pure_miss(given_values: tuple, ids, rt):
-                """A pure call not met at this site with these very values: by value, else run it."""
+                """A pure call not met at this site with these very values (or not within the steps and depth
+                left): by value, else run it."""
                 values = dict(zip(keys, given_values))
                 if constants:
                     values.update(constants)
                 try:
                     key = tuple([(k, key_form(v)) for k, v in values.items()]) \
                         if rolls_may_hide and any_roll(values.values()) else tuple(values.items())
-                    found = memo.get(key, _MISSING)
+                    found = memo.get(key)
                 except TypeError:
-                    key, found = None, _MISSING
-                if found is _MISSING:
+                    key, found = None, None
+                if found is None or found[1] > rt.steps_left or rt.depth > found[2]:
                     if rt.depth >= rt.max_depth:
                         return rt.call(proc, values, pos)
-                    rt.depth += 1
+                    before, depth = rt.steps_left, rt.depth
+                    rt.depth = depth + 1
                     try:
-                        found = (proc.run_untraced if complete else proc.run)(values, rt)
+                        result = (proc.run_untraced if complete else proc.run)(values, rt)
                     finally:
-                        rt.depth -= 1
+                        rt.depth = depth
                     if key is None:
-                        return found
+                        return result
+                    found = (result, before - rt.steps_left, depth)
                     if len(memo) >= _MEMO_LIMIT:
                         memo.clear()
                     memo[key] = found
+                else:
+                    rt.steps_left -= found[1]
                 if len(by_id) >= _MEMO_LIMIT:
                     by_id.clear()
                 by_id[ids] = (given_values, found)
-                return found
+                return found[0]
 
             if len(fns) == 1:
                 f1, v1 = fns[0], self.local_name(e.args[0].value)
@@ -1409,7 +1434,11 @@ class Compiler:
                         v = env[v1] if v1 in env else f1(env, rt)
                         found = by_id.get(id(v))
                         if found is not None:
-                            return found[1]
+                            result, used, depth = found[1]
+                            left = rt.steps_left - used
+                            if left >= 0 and rt.depth <= depth:
+                                rt.steps_left = left
+                                return result
                         return pure_miss((v,), id(v), rt)
                     return rt.call(proc, build(env, rt), pos)
                 return call_pure1
@@ -1421,7 +1450,11 @@ class Compiler:
                     ids = tuple(map(id, given_values))
                     found = by_id.get(ids)
                     if found is not None:
-                        return found[1]
+                        result, used, depth = found[1]
+                        left = rt.steps_left - used
+                        if left >= 0 and rt.depth <= depth:
+                            rt.steps_left = left
+                            return result
                     return pure_miss(given_values, ids, rt)
                 return rt.call(proc, build(env, rt), pos)
             return call_pure
@@ -1594,6 +1627,20 @@ def _constant(e):
     if isinstance(e, ast.RecordExpr) and all(isinstance(v, ast.Literal) for _, v in e.fields):
         return Record([(k, v.value) for k, v in e.fields])
     return _NOT_CONSTANT
+
+
+def _calls(ruleset, statements) -> bool:
+    """Whether statements call a procedure (directly, or in a modifier of a stack they apply): reusing
+    their work then depends on the call depth (caching.py)."""
+    for n in walk(tuple(statements)):
+        if isinstance(n, ast.Call):
+            return True
+        if isinstance(n, ast.Apply):
+            parts = tuple(e for m in ruleset.stacks[n.stack].modifiers for e in (m.value, m.when, m.times)
+                          if e is not None)
+            if any(isinstance(x, (ast.Call, ast.Apply)) for x in walk(parts)):
+                return True
+    return False
 
 
 def _loop_refused(items, rt, pos):

@@ -204,6 +204,59 @@ def test_cached_prefix_still_charges_its_steps(tmp_path):
     assert again.status == "error" and "limit 'steps'" in again.reason
 
 
+def _traced_and_untraced(root, proc_name, args, dice=()):
+    """Status and limit named by a traced run, then by two untraced runs (the second reuses kept work)."""
+    r = load_ruleset(root)
+    proc = find_procedure(r, proc_name)
+    outs = [adjudicate(r, proc, dict(args), GivenDice([list(d) for d in dice]), None, trace=trace)
+            for trace in (True, False, False)]
+    return [(o.status, next((f"limit '{x}'" for x in ("steps", "depth") if f"limit '{x}'" in (o.reason or "")), None))
+            for o in outs]
+
+
+_KEPT_CALLS = ("procedure cheap(x: int):\n" + "".join(f"    let a{i} = x\n" for i in range(10)) + "    return x\n\n"
+               "procedure many(items: list[int]):\n    let t = 0\n    for each i in items:\n"
+               "        set t = t + call cheap(x: 1)\n    return t\n")
+
+
+def test_a_call_of_a_procedure_that_rolls_nothing_costs_its_steps_each_time_untraced_too(tmp_path):
+    # untraced runs keep such a call's result, but must still charge its 11 statements on every call:
+    # 3 calls fit in 40 steps, 5 do not, traced or not, the first time or again
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("steps: 5000", "steps: 40"),
+        "procedures/extra.ump": _KEPT_CALLS})
+    assert _traced_and_untraced(root, "many", {"items": (1, 2, 3)}) == [("ok", None)] * 3
+    assert _traced_and_untraced(root, "many", {"items": (1, 2, 3, 4, 5)}) == [("error", "limit 'steps'")] * 3
+
+
+def test_a_value_kept_between_rolls_costs_its_steps_each_time_untraced_too(tmp_path):
+    # 'sum' reads only the arguments, so untraced runs keep it; its 12 items still cost 12 steps on every
+    # run: after a low die (few steps before it) a high die must stop it as a traced run stops
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("steps: 5000", "steps: 32"),
+        "procedures/extra.ump": "procedure kept_sum(items: list[int]):\n    let t = 0\n    roll d = d6\n"
+                                "    for each i in items:\n        if i <= d:\n            set t = t + 1\n"
+                                "    let s = sum(i for i in items)\n    roll e = d6\n    return s + t + e\n"})
+    items = {"items": tuple(range(1, 13))}
+    assert _traced_and_untraced(root, "kept_sum", items, [[1], [1]]) == [("ok", None)] * 3
+    assert _traced_and_untraced(root, "kept_sum", items, [[6], [1]]) == [("error", "limit 'steps'")] * 3
+
+
+def test_work_kept_from_a_shallow_call_is_not_reused_deeper_than_the_depth_limit_allows(tmp_path):
+    # leaf (and the twig it calls) is first worked out two calls deep; reached again at the bottom of a chain
+    # of calls, it must stop at limit 'depth' (8) exactly where a traced run stops
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure leaf(x: int):\n    return call twig(x: x) + 1\n\n"
+                                    "procedure twig(x: int):\n    return x * 2\n\n"
+                                    "procedure down(k: int):\n    roll r = d6\n    if k == 0:\n"
+                                    "        return call leaf(x: 1)\n    return call down(k: k - 1)\n\n"
+                                    "procedure deep(k: int):\n    let a = call leaf(x: 1)\n"
+                                    "    let b = call down(k: k)\n    return a + b\n"})
+    dice = [[1]] * 8
+    assert _traced_and_untraced(root, "deep", {"k": 4}, dice) == [("ok", None)] * 3
+    assert _traced_and_untraced(root, "deep", {"k": 5}, dice) == [("error", "limit 'depth'")] * 3
+
+
 def test_caches_tell_rolls_apart_by_their_dice_even_inside_records(tmp_path):
     # the suffix reads the colored die of a roll kept in a record: equal totals must not share a result
     root = write_ruleset(tmp_path, {"procedures/extra.ump":
