@@ -142,13 +142,18 @@ class By:
         if self.top is not None and result.__class__ is Record:
             v = result.get(self.top, _NOTHING)
             if v.__class__ is str:
-                found = self.shown.get(v)
-                if found is None:
-                    if len(self.shown) >= 4096:
-                        self.shown.clear()
-                    found = self.shown[v] = f"{self.text}={show(v)}"
-                return found
-        v = self.value(result)
+                return self.text_of(v)
+        return self.text_of(self.value(result))
+
+    def text_of(self, v) -> str:
+        """This grouping's part of a label for the value ``v``."""
+        if v.__class__ is str:
+            found = self.shown.get(v)
+            if found is None:
+                if len(self.shown) >= 4096:
+                    self.shown.clear()
+                found = self.shown[v] = f"{self.text}={show(v)}"
+            return found
         return f"{self.text}={v!r}" if isinstance(v, _MissingField) else f"{self.text}={show(v)}"
 
 
@@ -181,125 +186,167 @@ def check_fields(values, by: list[By]) -> None:
     values = [v for v in values if not isinstance(v, Stop)]
     if not values or not by:
         return
-    samples: list = []      # each outcome's sample, made when first needed (the first outcome usually has it)
-
-    def sampled(i):
-        while len(samples) <= i:
-            samples.append(sample(values[len(samples)]))
-        return samples[i]
     for b in by:
         if b.path is None:
             continue
         f = b.path
-        if all(isinstance(field_value(sampled(i), f), _MissingField) for i in range(len(values))):
-            results = [sampled(i) for i in range(len(values))]
+        parts = f.split(".")
+        if all(_missing(v, parts) for v in values):
+            results = [sample(v) for v in values]
             have = sorted({k for v in results if isinstance(v, Record) for k in v}, key=str)
-            head = f.split(".", 1)[0]
+            head = parts[0]
             raise InputError(f"no outcome has the field '{f}'" + (f"; the results have: {', '.join(have)}" if have
                                                                    else "; the results are not records"),
                              hint=did_you_mean(head, have) if head not in have else
                              "a dotted path goes into records and, in lists of records, by id")
 
 
+def _missing(value, parts: list) -> bool:
+    """Whether ``field_value(sample(value), path)`` is missing, without building the sample: an
+    independent list met on the way is sampled (each factor's first item) only where the path enters it."""
+    current = value
+    for part in parts:
+        if current.__class__ is Independent:
+            current = tuple([f[0][0] for f in current.factors()])
+        current = _step(current, part)
+        if current is _NOTHING:
+            return True
+    return False
+
+
 def exact_sum(fractions) -> Fraction:
     """A sum of fractions with one division (over their least common denominator)."""
-    fractions = list(fractions)
-    if not fractions:
+    return weights_sum([(f.numerator, f.denominator) for f in fractions])
+
+
+def weights_sum(weights) -> Fraction:
+    """A sum of (numerator, denominator) weights as one exact fraction (one division)."""
+    if not weights:
         return Fraction(0)
-    common = math.lcm(*(f.denominator for f in fractions))
-    return Fraction(sum(f.numerator * (common // f.denominator) for f in fractions), common)
+    common = math.lcm(*{d for _, d in weights})
+    return Fraction(sum([n * (common // d) for n, d in weights]), common)
 
 
 def group(dist: dict, by: list[By]) -> list[tuple[str, Fraction]]:
     """Shares by label; outcomes holding independent lists are labelled without walking their product."""
-    check_fields(dist, by)
-    grouped: dict[str, list] = {}
-    lazy_parts: list = []
-    for value, p in dist.items():
+    return group_weights({v: (p.numerator, p.denominator) for v, p in dist.items()}, by)
+
+
+def group_weights(found: dict, by: list[By]) -> list[tuple[str, Fraction]]:
+    """``group`` of outcomes weighted numerator/denominator (integers): every share is summed in integers
+    over one common denominator, and each label's share is one Fraction."""
+    check_fields(found, by)
+    terms: list = []        # (label, numerator, denominator)
+    for value, (n, d) in found.items():
         if value.__class__ is not Stop and has_lazy(value):
-            lazy_parts.append((value, p))
+            pairs, den = _labels(value, by)
+            d *= den
+            terms.extend([(label, n * k, d) for label, k in pairs])
         else:
-            grouped.setdefault(group_label(value, by), []).append(p)
-    if lazy_parts:
-        # one common denominator for every factored outcome: integer sums, one division per label
-        labelled = [(_labels(value, by), p) for value, p in lazy_parts]
-        common = math.lcm(*(p.denominator * den for (_, den), p in labelled))
-        sums: dict[str, int] = {}
-        for (pairs, den), p in labelled:
-            scale = p.numerator * (common // (p.denominator * den))
-            for label, n in pairs:
-                sums[label] = sums.get(label, 0) + n * scale
-        for label, n in sums.items():
-            grouped.setdefault(label, []).append(Fraction(n, common))
-    shares = [(label, ps[0] if len(ps) == 1 else exact_sum(ps)) for label, ps in grouped.items()]
-    return sorted(shares, key=lambda kv: (-float(kv[1]), kv[0]))
+            terms.append((group_label(value, by), n, d))
+    common = math.lcm(*{d for _, _, d in terms}) if terms else 1
+    sums: dict[str, int] = {}
+    for label, n, d in terms:
+        sums[label] = sums.get(label, 0) + n * (common // d)
+    # (n / common is the float of the share exactly as float(Fraction) would round it)
+    order = sorted(sums.items(), key=lambda kv: (-(kv[1] / common), kv[0]))
+    return [(label, Fraction(n, common)) for label, n in order]
 
 
 def _labels(value, by: list[By]) -> tuple[list, int]:
     """Labels of a factored outcome: (label, numerator) pairs over one denominator."""
-    slots = []           # per --by, in order: a list of (text, Fraction)
+    if not by:
+        return _expanded(value, by)
+    slots = []           # per --by, in order: ([(text, numerator)], denominator)
     used: set = set()
+    indexes: dict = {}
     for b in by:
-        slot = _slot(value, b, used)
+        slot = _slot(value, b, used, indexes)
         if slot is None:
             return _expanded(value, by)
         slots.append(slot)
-    if not by:
-        return _expanded(value, by)
-    den = math.lcm(*(q.denominator for slot in slots for _, q in slot))
-    current = [("", 1)]
-    first = True
-    for slot in slots:
-        ints = [(text, q.numerator * (den // q.denominator)) for text, q in slot]
-        sep = "" if first else ", "
-        first = False
-        current = [(prefix + sep + text, w * n) for prefix, w in current for text, n in ints]
-    return current, den ** len(slots)
+    current, den = slots[0]
+    for pairs, d in slots[1:]:
+        current = [(prefix + ", " + text, w * n) for prefix, w in current for text, n in pairs]
+        den *= d
+    return current, den
 
 
-def _slot(value, b: By, used: set):
-    """The distribution of one --by's label part, if it reads at most one factor not read before."""
+def _integer_weights(pairs: list) -> tuple[list, int]:
+    """(text, Fraction) pairs as (text, numerator) over their least common denominator, equal texts summed."""
+    den = math.lcm(*{q.denominator for _, q in pairs})
+    acc: dict = {}
+    for text, q in pairs:
+        acc[text] = acc.get(text, 0) + q.numerator * (den // q.denominator)
+    return list(acc.items()), den
+
+
+def _slot(value, b: By, used: set, indexes: dict):
+    """The distribution of one --by's label part, if it reads at most one factor not read before:
+    ([(text, numerator)], denominator)."""
     if b.path is not None:
         current = value
         parts = b.path.split(".")
         for i, part in enumerate(parts):
             if current.__class__ is Independent:
-                index = _factor_index(current, part)
+                factors = current.factors()
+                index = _factor_index(current, factors, part, indexes)
                 if index is None or (id(current), index) in used:
                     return None
                 used.add((id(current), index))
-                rest = ".".join(parts[i + 1:])
-                dist: dict = {}
-                for item, q in current.factors()[index]:
-                    v = field_value(item, rest) if rest else item
-                    text = f"{b.text}={v!r}" if isinstance(v, _MissingField) else f"{b.text}={show(v)}"
-                    found = dist.get(text)
-                    dist[text] = q if found is None else found + q
-                return list(dist.items())
+                rest = parts[i + 1:]
+                one = rest[0] if len(rest) == 1 else None
+                texts: dict = {}     # a text's weights (several items may show the same value)
+                for item, q in factors[index]:
+                    if one is not None and item.__class__ is Record:
+                        v = item.get(one, _NOTHING)
+                        if v is _NOTHING:
+                            v = _MissingField(one)
+                    else:
+                        v = _field(item, rest) if rest else item
+                    text = b.text_of(v)
+                    found = texts.get(text)
+                    if found is None:
+                        texts[text] = [q]
+                    else:
+                        found.append(q)
+                den = math.lcm(*{q.denominator for qs in texts.values() for q in qs})
+                return [(text, sum([q.numerator * (den // q.denominator) for q in qs]))
+                        for text, qs in texts.items()], den
             current = _step(current, part)
             if current is _NOTHING:
-                return [(f"{b.text}={_MissingField(b.path)!r}", Fraction(1))]
+                return [(b.text_of(_MissingField(b.path)), 1)], 1
         if has_lazy(current):
             return None
-        return [(f"{b.text}={show(current)}", Fraction(1))]
-    return _expression_slot(value, b, used)
+        return [(b.text_of(current), 1)], 1
+    slot = _expression_slot(value, b, used)
+    return _integer_weights(slot) if slot is not None else None
 
 
-def _factor_index(lst: Independent, part: str):
-    factors = lst.factors()
+def _field(value, parts: list):
+    """``field_value`` of a path already split (``parts`` not empty)."""
+    current = value
+    for part in parts:
+        current = _step(current, part)
+        if current is _NOTHING:
+            return _MissingField(".".join(parts))
+    return current
+
+
+def _factor_index(lst: Independent, factors: list, part: str, indexes: dict):
+    """Which factor of ``lst`` holds the item with id ``part`` (or at position ``part``): None if none does,
+    or the id is in several factors, or shares a factor with other ids (the id moves between items)."""
     if part.isdigit():
         i = int(part)
         return i if i < len(factors) else None
-    found = None
-    for i, f in enumerate(factors):
-        ids = {str(item.get("id")) if isinstance(item, Record) else None for item, _ in f}
-        if ids == {part}:
-            if found is not None:
-                return None
-            found = i
-        elif part in ids:
-            return None     # the id moves between items: read the whole list
-    return found
+    found = indexes.get(id(lst))
+    if found is None:       # every id's factor, once per list (the outcome keeps the list alive meanwhile)
+        found = indexes[id(lst)] = {}
+        for i, f in enumerate(factors):
+            ids = {str(item.get("id")) if isinstance(item, Record) else None for item, _ in f}
+            for one in ids:
+                found[one] = i if len(ids) == 1 and one not in found else None
+    return found.get(part)
 
 
 def _expression_slot(value, b: By, used: set):

@@ -31,7 +31,8 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from .demand import ALL, analyse, project
-from .grouping import By, Stop, by_keys, check_fields, demanded_fields, exact_sum, group, group_label  # noqa: F401
+from .grouping import (By, Stop, by_keys, check_fields, demanded_fields, exact_sum, group, group_label,  # noqa: F401
+                       group_weights, weights_sum)
 from .dice import DiceKind, DiceSource, SeededDice
 from .errors import AdjudicationError, InputError, LimitError, Refusal, UnknownCellError
 from .api import gc_paused
@@ -347,45 +348,52 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     # garbage (every distribution takes its runtime's call hook off when done: tests/test_odds.py checks
     # that nothing is left for the collector): everything is freed by reference counting as before, the
     # same memory at the same moments, and the collector would only traverse the live states again and
-    # again (a third of an 8-squad question's time).
+    # again (a third of an 8-squad question's time). The question is answered in a function of its own, so
+    # all it made is gone before the collector is back on (only the report is left for it to see).
     with gc_paused():
-        start = time.perf_counter()
-        ruleset = situation.ruleset
-        keys = by_keys(by, ruleset)
-        if merge_unneeded:
-            wanted = demanded_fields(keys)
-            demands, var_demands = analyse(ruleset, situation.procedure.name, ALL if wanted is None else wanted)
-        else:
-            demands, var_demands = {}, {}
-        dist, states = None, merge_states and not has_list_choices(situation.choices)
-        if states and quick_paths and not by:
-            # few paths: running each is cheaper than tracking states (the answers are the same)
-            enum = Enumerator(ruleset, situation.choices, min(budget, quick_paths), demands, work_limit=work)
-            try:
-                dist = enum.distribution(situation.procedure, situation.args, situation.dice)
-                work, peak = enum.paths, 0
-            except LimitError as e:
-                if "paths through the dice" not in e.message and "steps of work" not in e.message:
-                    raise
-        if dist is None and states:
-            from .states import StateEnumerator
-            enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
-                                   work=work, share=share)
-            try:
-                found = enum.distribution(situation.procedure, situation.args, situation.dice)
-            except LimitError as e:
-                if "live states" in e.message:
-                    e.hint = _narrower(situation, by, e.hint)
+        return _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, quick_paths, work, share)
+
+
+def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, quick_paths, work, share) -> Report:
+    """``exact_odds``, run with the cyclic collector paused."""
+    start = time.perf_counter()
+    ruleset = situation.ruleset
+    keys = by_keys(by, ruleset)
+    if merge_unneeded:
+        wanted = demanded_fields(keys)
+        demands, var_demands = analyse(ruleset, situation.procedure.name, ALL if wanted is None else wanted)
+    else:
+        demands, var_demands = {}, {}
+    dist, states = None, merge_states and not has_list_choices(situation.choices)
+    if states and quick_paths and not by:
+        # few paths: running each is cheaper than tracking states (the answers are the same)
+        enum = Enumerator(ruleset, situation.choices, min(budget, quick_paths), demands, work_limit=work)
+        try:
+            dist = enum.distribution(situation.procedure, situation.args, situation.dice)
+            work, peak = enum.paths, 0
+        except LimitError as e:
+            if "paths through the dice" not in e.message and "steps of work" not in e.message:
                 raise
-            dist = {v: Fraction(n, d) for v, (n, d) in found.items()}
-            work, peak = enum.runs, enum.peak
-        elif dist is None:
+    if dist is None and states:
+        from .states import StateEnumerator
+        enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
+                               work=work, share=share)
+        try:
+            found = enum.distribution(situation.procedure, situation.args, situation.dice)
+        except LimitError as e:
+            if "live states" in e.message:
+                e.hint = _narrower(situation, by, e.hint)
+            raise
+        work, peak = enum.runs, enum.peak
+    else:
+        if dist is None:
             enum = Enumerator(ruleset, situation.choices, budget, demands, work_limit=work)
             dist = enum.distribution(situation.procedure, situation.args, situation.dice)
             work, peak = enum.paths, 0
-        rows = [(label, p, None) for label, p in group(dist, keys)]
-        return Report(rows, exact_sum(dist.values()), work, True, seconds=time.perf_counter() - start,
-                      memo_hits=enum.memo_hits, states=peak)
+        found = {v: (p.numerator, p.denominator) for v, p in dist.items()}
+    rows = [(label, p, None) for label, p in group_weights(found, keys)]
+    return Report(rows, weights_sum(list(found.values())), work, True, seconds=time.perf_counter() - start,
+                  memo_hits=enum.memo_hits, states=peak)
 
 
 def budgeted_odds(situation, by: list[str], budget: int | None = None) -> Report:

@@ -41,7 +41,7 @@ from operator import attrgetter, is_, itemgetter
 from . import syntax as ast
 from .caching import EMIT
 from .compiler import result_value
-from .demand import ALL, project
+from .demand import ALL
 from .errors import AdjudicationError, LimitError
 from .independent import Independent, cases, check_cases, expand, has_lazy, map_items
 from .names import bound_names, free_names, roll_names, walk
@@ -261,6 +261,7 @@ class Plan:
     def __init__(self, ruleset, proc, demand, var_demands: dict | None):
         self.proc = proc
         self.demand = demand
+        self.unwanted: dict = {}     # a result's field names -> {field nobody needs: DEAD} (_result)
         self.parts = ruleset.parts
         self.ruleset = ruleset
         self._compiler = None
@@ -678,7 +679,7 @@ class StateEnumerator:
             # garbage collector instead of going as soon as it is done
             rt.call_hook = None
         for st in states:
-            self._outcome(outcomes, plan, _result(None, st.env[EMIT], plan.demand), st.num, st.den)
+            self._outcome(outcomes, plan, _result(None, st.env[EMIT], plan), st.num, st.den)
         return outcomes
 
     def _outcome(self, outcomes: dict, plan: Plan, value, num: int, den: int) -> None:
@@ -956,7 +957,7 @@ class StateEnumerator:
                 st.steps = left
                 append(st)
             else:
-                self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan.demand), st.num,
+                self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan), st.num,
                               st.den)
         self.runs += runs
         self._charge(work)      # once per node: the limit is still met within one node's work
@@ -1015,7 +1016,7 @@ class StateEnumerator:
                             out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                              st.loops, st.lazy, st.origin))
                         else:
-                            self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan.demand),
+                            self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan),
                                           num * dice.num, den * dice.den)
                 elif signal is None:
                     lazy = st.lazy
@@ -1027,7 +1028,7 @@ class StateEnumerator:
                     out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                      st.loops, lazy, st.origin))
                 elif signal is not _STOPPED:
-                    self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan.demand),
+                    self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan),
                                   num * dice.num, den * dice.den)
                 if work > _CHARGE_EVERY:    # charged as it goes (one state's odometer can be long), else at the end
                     self._charge(work)
@@ -1337,20 +1338,32 @@ def _likeliest(outcome: tuple) -> float:
     return -outcome[1] / outcome[2]
 
 
-def _result(value, emitted: dict, demand):
-    """``result_value`` projected to ``demand`` (demand.project), the record built once."""
-    if demand is ALL or not emitted:
-        value = result_value(value, emitted)
-        return value if demand is ALL else project(value, demand)
-    if value is None:
-        items = emitted
-    elif value.__class__ is Record:
-        items = {**emitted, **value}
+def _result(value, emitted: dict, plan):
+    """``result_value`` projected to the plan's demand (demand.project), the record built once: the fields
+    nobody needs are set to DEAD in one update (per field names, kept with the plan)."""
+    demand = plan.demand
+    if demand is ALL:
+        return result_value(value, emitted)
+    if not emitted:
+        if value.__class__ is not Record or value.keys() <= demand:
+            return value
+        out = Record(value)
     else:
-        items = {**emitted, "value": value}
-    if items.keys() <= demand:
-        return Record(items)
-    return Record([(k, v if k in demand else DEAD) for k, v in items.items()])
+        out = Record(emitted)
+        if value is not None:
+            if value.__class__ is Record:
+                dict.update(out, value)
+            else:
+                dict.__setitem__(out, "value", value)
+    names = tuple(out)
+    unwanted = plan.unwanted.get(names)
+    if unwanted is None:
+        if len(plan.unwanted) >= 256:
+            plan.unwanted.clear()
+        unwanted = plan.unwanted[names] = {k: DEAD for k in names if k not in demand}
+    if unwanted:
+        dict.update(out, unwanted)
+    return out
 
 
 def _args_key(args: dict) -> tuple:
