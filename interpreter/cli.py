@@ -341,21 +341,26 @@ def cmd_test(args) -> int:
     if args.pattern:
         cases = [c for c in cases if args.pattern.lower() in (c.id + " " + (c.title or "")).lower()]
     from .api import load_ruleset
-    results, collector, rulesets = [], ErrorCollector(), {}
+    results, collector, rulesets, unloadable, not_run = [], ErrorCollector(), {}, set(), 0
     for case in cases:
-        with collector.attempt():
-            key = (str(case.ruleset_path), case.overlays)     # each ruleset (with its overlays) loaded once
-            if key not in rulesets:
-                rulesets[key] = load_ruleset(case.ruleset_path, case.overlays)
-            results.append(run_case(case, rulesets[key]))
-    errors = collector.errors
+        key = (str(case.ruleset_path), case.overlays)     # each ruleset (with its overlays) loaded once
+        if key not in unloadable:   # a ruleset that did not load is not tried (and its errors reported) again
+            with collector.attempt():
+                if key not in rulesets:
+                    unloadable.add(key)
+                    rulesets[key] = load_ruleset(case.ruleset_path, case.overlays)
+                    unloadable.discard(key)
+                results.append(run_case(case, rulesets[key]))
+        not_run += key in unloadable
+    # one error once, though each overlay set over a broken ruleset meets it again
+    errors = list({str(e): e for e in collector.errors}.values())
     passed = sum(r.passed for r in results)
     failed = len(results) - passed
     if args.json:
         failures = [dict(d, code="test-failed", message=f"case {r.case.id}: {p}")
                     for r in results if not r.passed
                     for d in diagnostics(UmpireError("", r.case.position)) for p in r.problems]
-        print(json.dumps({"ok": not errors and not failed, "passed": passed, "failed": failed,
+        print(json.dumps({"ok": not errors and not failed, "passed": passed, "failed": failed, "not_run": not_run,
                           "errors": [str(e) for e in errors],
                           "diagnostics": [d for e in errors for d in diagnostics(e)] + failures,
                           "cases": [{"id": r.case.id, "passed": r.passed, "problems": r.problems,
@@ -373,7 +378,9 @@ def cmd_test(args) -> int:
                         print(f"     {p}")
         for e in errors:
             print(str(e), file=sys.stderr)
-        print(f"{passed} passed, {failed} failed" + (f", {len(errors)} invalid" if errors else ""))
+        print(f"{passed} passed, {failed} failed" + (f", {len(errors)} invalid" if errors else "")
+              + (f" ({not_run} case{'s' if not_run != 1 else ''} not run: {'their' if not_run != 1 else 'its'} "
+                 "ruleset did not load)" if not_run else ""))
     if errors:
         return 2
     return 1 if failed else 0

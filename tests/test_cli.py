@@ -87,3 +87,23 @@ def test_test_runs_one_file_s_cases_when_given_a_test_file(cli):
     assert in_file > 0 and f"{in_file} passed, 0 failed" in out
     code, out, err = cli("test", ROOT / "rulesets/aslsk/ruleset.yaml")   # not a test file: positioned errors
     assert code == 2 and "ruleset.yaml:1:1" in err
+
+
+def test_test_on_a_ruleset_that_does_not_load_reports_its_error_once(cli, tmp_path):
+    # each case used to load the broken ruleset again (minutes for a few hundred cases) and repeat its error
+    import shutil
+    from conftest import FIXTURE
+    root = tmp_path / "mini"
+    shutil.copytree(FIXTURE, root)
+    (root / "procedures/probe.ump").write_text("procedure probe(units: int):\n    return units\n")
+    cases = (root / "tests/cases.yaml").read_text().count("\n  - id:")
+    assert cases >= 2
+    code, out, err = cli("test", root)
+    assert code == 2
+    assert err.count("has the name of a catalogue") == 1, err
+    assert "probe.ump:1:" in err
+    assert f"0 passed, 0 failed, 1 invalid ({cases} cases not run: their ruleset did not load)" in out
+    code, out, err = cli("test", root, "--json")
+    import json
+    doc = json.loads(out)
+    assert doc["not_run"] == cases and len(doc["errors"]) == 1
