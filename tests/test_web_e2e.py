@@ -29,6 +29,9 @@ def _chromium():
 CHROMIUM = _chromium()
 try:
     from playwright.sync_api import expect, sync_playwright
+    # an assertion waits as long as a page action may (playwright's own 5 s default for expect() timed out
+    # answers that take 5-10 s on a heavily loaded machine); what each test asserts is unchanged
+    expect.set_options(timeout=20_000)
 except ImportError:      # pragma: no cover - the [test] extra installs it
     sync_playwright = None
 
