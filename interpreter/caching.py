@@ -225,7 +225,10 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 returned, saved, saved_emits, used, known, _ = hit
             left = rt.steps_left - used
             rt.steps_left = left
-            if left < 0:
+            if left < 0:             # it would stop in the prefix: the whole body runs, to stop where it would
+                rt.steps_left = left + used
+                env[EMIT] = {}
+                body(env, rt)
                 rt.out_of_steps(pos)
             if saved is None:        # the prefix returned: its result (a record of emits: bound its nesting)
                 value = saved_emits

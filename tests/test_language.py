@@ -214,6 +214,22 @@ def _traced_and_untraced(root, proc_name, args, dice=()):
             for o in outs]
 
 
+def test_steps_running_out_in_a_reused_opening_stop_where_a_traced_run_stops(tmp_path):
+    # the second call of heavy reuses its opening (the loop) untraced; 40 steps run out in that loop, and the
+    # error must name the loop's statement as a traced run does, not the procedure's header
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("steps: 5000", "steps: 40"),
+        "procedures/extra.ump": "procedure heavy(items: list[int]):\n    let n = 0\n    for each i in items:\n"
+                                "        set n = n + i\n    roll d = d6\n    return n + d\n\n"
+                                "procedure twice(items: list[int]):\n    let a = call heavy(items: items)\n"
+                                "    let b = call heavy(items: items)\n    return a + b\n"})
+    r = load_ruleset(root)
+    outs = [adjudicate(r, find_procedure(r, "twice"), {"items": tuple(range(20))}, GivenDice([[1], [1]]), None,
+                       trace=trace) for trace in (True, False, False)]
+    assert [(o.status, o.error.position.line, o.error.position.column) for o in outs] == [("error", 4, 9)] * 3
+    assert all("limit 'steps'" in o.reason for o in outs)
+
+
 _KEPT_CALLS = ("procedure cheap(x: int):\n" + "".join(f"    let a{i} = x\n" for i in range(10)) + "    return x\n\n"
                "procedure many(items: list[int]):\n    let t = 0\n    for each i in items:\n"
                "        set t = t + call cheap(x: 1)\n    return t\n")
