@@ -218,12 +218,12 @@ def map_items(lst: Independent, fn) -> Independent:
     """The list with ``fn`` applied to each item (equal images merge within a factor)."""
     out = None
     for f in lst.factors():
-        acc: dict = {}
+        acc: dict = {}      # image -> the weights of the items giving it (each image hashed once)
         for item, p in f:
-            image = fn(item)
-            found = acc.get(image)
-            acc[image] = p if found is None else found + p      # (no Fraction sum for a first image)
-        out = Independent(out, tuple(acc.items()))
+            acc.setdefault(fn(item), []).append(p)
+        # (no Fraction sum for an image only one item gives)
+        out = Independent(out, tuple([(image, ps[0] if len(ps) == 1 else sum(ps[1:], ps[0]))
+                                      for image, ps in acc.items()]))
     return out
 
 

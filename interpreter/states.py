@@ -647,7 +647,7 @@ class StateEnumerator:
         return plan
 
     def distribution(self, proc, args: dict, given: list | None = None, depth: int = 0) -> dict:
-        """Every outcome of ``proc`` on ``args``: value -> (numerator, denominator), values projected to demand.
+        """Every outcome of ``proc`` on ``args``: value -> [numerator, denominator], values projected to demand.
 
         Values may hold independent lists (independent.py) when factoring is on.
         """
@@ -683,16 +683,17 @@ class StateEnumerator:
         return outcomes
 
     def _outcome(self, outcomes: dict, plan: Plan, value, num: int, den: int) -> None:
-        """Add an outcome's weight: a result already projected to the plan's demand (``_result``), or a stop."""
-        found = outcomes.get(value)
-        if found is None:
-            outcomes[value] = (num, den)
-        elif found[1] == den:
-            outcomes[value] = (found[0] + num, den)
-        else:
-            n, d = found[0] * den + num * found[1], found[1] * den
-            g = math.gcd(n, d)
-            outcomes[value] = (n // g, d // g)
+        """Add an outcome's weight: a result already projected to the plan's demand (``_result``), or a stop.
+        Weights are kept as [numerator, denominator] cells, added to in place (the value is hashed once)."""
+        cell = [num, den]
+        found = outcomes.setdefault(value, cell)
+        if found is not cell:
+            if found[1] == den:
+                found[0] += num
+            else:
+                n, d = found[0] * den + num * found[1], found[1] * den
+                g = math.gcd(n, d)
+                found[0], found[1] = n // g, d // g
 
     def _hook(self, rt: Runtime):
         memo = self.memo
@@ -1199,14 +1200,15 @@ class StateEnumerator:
             else:
                 # weights over one common denominator: integer sums, one Fraction per distinct item
                 common = math.lcm(*{d for _, _, d in items})
-                scaled: dict = {}
+                scaled: dict = {}       # item -> its weights (each item hashed once)
                 for item, n, d in items:
-                    scaled[item] = scaled.get(item, 0) + n * (common // d)
-                total = sum(scaled.values())
+                    scaled.setdefault(item, []).append(n * (common // d))
+                sums = [(item, ns[0] if len(ns) == 1 else sum(ns)) for item, ns in scaled.items()]
+                total = sum([n for _, n in sums])
                 first = members[0]
                 self.lazy_made += 1
                 first.env[acc] = Independent(before if before.__class__ is Independent else None,
-                                             tuple([(item, Fraction(n, total)) for item, n in scaled.items()]))
+                                             tuple([(item, Fraction(n, total)) for item, n in sums]))
                 g = math.gcd(total, common)
                 first.num, first.den = total // g, common // g
                 first.lazy = first.lazy | {acc}
@@ -1300,10 +1302,8 @@ class StateEnumerator:
         state_key = self._state_key
         for st in states:
             key = state_key(st, names)
-            other = merged.get(key)
-            if other is None:
-                merged[key] = st
-            else:
+            other = merged.setdefault(key, st)
+            if other is not st:
                 if other.den == st.den:
                     other.num += st.num
                 else:
