@@ -30,6 +30,19 @@ EMIT = "$emit"       # a procedure's locals: the emits made so far
 STATIC = "$static"   # per prefix-cache entry: values of the middle's static expressions
 MEMO_LIMIT = 4096    # entries kept per cache before it is cleared
 _MISSING = object()
+
+
+# Cache entries are plain tuples, unpacked on the hot path (a named tuple unpacks and reads slower):
+# a prefix entry is (returned, saved, emits, used, nesting, ran_at) and a suffix entry is
+# (returned, emits, used, nesting, ran_at), where
+#   returned  the value a `return` gave, else None;
+#   saved     the locals after the prefix (None: the prefix returned, and `emits` holds its result, made once);
+#   emits     the emits made so far;
+#   used      the steps it used, charged again on every use;
+#   nesting   how deep the emits nest;
+#   ran_at    the call depth it ran at: not used from deeper calls, so that limit 'depth' stops it there.
+_PREFIX_RAN_AT = 5
+_SUFFIX_USED, _SUFFIX_RAN_AT = 2, 4
 _NO_EMITS: dict = {}   # the emits of a procedure without `emit` (never written to)
 
 
@@ -176,9 +189,8 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     def prefix_entry(env: dict, rt):
         """The prefix cache entry for these arguments (running the prefix on a miss); None: not a key.
 
-        An entry is (result, saved locals, saved emits, steps used, how deep the emits nest, the call
-        depth it ran at); for a prefix that returns, the saved locals are None and its result (made once;
-        its bounds are checked on each use) is kept in place of the emits.
+        For a prefix that returns, its result (made once; its bounds are checked on each use) is kept in
+        place of the emits.
         """
         try:
             key = tuple([(k, key_form(v)) for k, v in env.items()]) \
@@ -186,7 +198,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             hit = cache.get(key)
         except TypeError:            # an argument that cannot be a key: run it all
             return None
-        if hit is None or (prefix_calls and rt.depth > hit[5]):
+        if hit is None or (prefix_calls and rt.depth > hit[_PREFIX_RAN_AT]):
             env[EMIT] = emitted = {}
             before = rt.steps_left
             signal = prefix(env, rt)
@@ -210,7 +222,8 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     def run_cached(env: dict, rt):
         if prefix is not None:
             found = by_id.get(tuple(map(id, env.values())))
-            if found is not None and found[0] == tuple(env) and (not prefix_calls or rt.depth <= found[2][5]):
+            if found is not None and found[0] == tuple(env) \
+                    and (not prefix_calls or rt.depth <= found[2][_PREFIX_RAN_AT]):
                 returned, saved, saved_emits, used, known, _ = found[2]
             else:
                 ids, names, values = tuple(map(id, env.values())), tuple(env), tuple(env.values())
@@ -272,7 +285,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         except TypeError:
             signal = suffix(env, rt)
             return bounded_result(signal[0] if signal is not None else None, env[EMIT], rt, pos)
-        if hit is None or (suffix_calls and rt.depth > hit[4]):      # (kept from a shallower call: run again)
+        if hit is None or (suffix_calls and rt.depth > hit[_SUFFIX_RAN_AT]):   # kept from a shallower call: run again
             before = rt.steps_left
             env[EMIT] = own = {}
             signal = suffix(env, rt)
@@ -280,7 +293,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 suffix_cache.clear()
             suffix_cache[key] = hit = (signal[0] if signal is not None else None, own, before - rt.steps_left,
                                        deepest(own.values()), rt.depth)
-            rt.steps_left += hit[2]      # charged again below, as for any hit
+            rt.steps_left += hit[_SUFFIX_USED]      # charged again below, as for any hit
         value, own, used, own_depth, _ = hit
         left = rt.steps_left - used
         rt.steps_left = left

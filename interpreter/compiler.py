@@ -332,63 +332,57 @@ class Compiler:
 
     def s_let(self, s: ast.Let, cite):
         if self.untraced:
-            fused = self.fused_let(s)
-            if fused is not None:
-                return fused
+            return self.untraced_let(s)
         value, name, text = self.static_or_expr(s.value), s.name, ast.unparse(s.value)
-        if self.untraced:
-            var, field = self.local_read(s.value)
-            if isinstance(s.value, ast.Literal):
-                const = s.value.value
-
-                def let_const(env, rt):
-                    env[name] = const
-                return let_const
-            if var is not None and field is None:
-                def let_name(env, rt):
-                    try:
-                        env[name] = env[var]
-                    except KeyError:
-                        env[name] = value(env, rt)     # its positioned error
-                return let_name
-            if var is not None:
-                def let_field(env, rt):
-                    try:
-                        env[name] = env[var][field]
-                    except (KeyError, TypeError):
-                        env[name] = value(env, rt)     # its positioned error, or a roll's field
-                return let_field
-            static_slot = getattr(value, "static_slot", None)
-            if static_slot is not None:
-                def let_static(env, rt):
-                    try:
-                        kept, used, depth = env[_STATIC][static_slot]
-                    except KeyError:
-                        env[name] = value(env, rt)     # worked out (and kept) the first time
-                        return
-                    left = rt.steps_left - used        # its steps, charged as static_value charges them
-                    if left >= 0 and rt.depth <= depth:
-                        rt.steps_left = left
-                        env[name] = kept
-                    else:
-                        env[name] = value(env, rt)
-                return let_static
-            roll_var, slot = self.roll_read(s.value)
-            if roll_var is not None:
-                def let_roll_field(env, rt):
-                    r = env.get(roll_var)
-                    env[name] = r._d[slot] if r.__class__ is Roll else value(env, rt)
-                return let_roll_field
-
-            def let_untraced(env, rt):
-                env[name] = value(env, rt)
-            return let_untraced
 
         def let(env, rt):
             v = env[name] = value(env, rt)
             if rt.trace is not None:
                 rt.trace.add("let", _let_line(name, v, text), cite)
         return let
+
+    def untraced_let(self, s: ast.Let) -> Fn:
+        """An untraced ``let``/``set``, in the cheapest closure its value allows: fused with its value, a
+        constant, a local or a local's field read in place, a kept static value, a roll's field."""
+        fused = self.fused_let(s)
+        if fused is not None:
+            return fused
+        name = s.name
+        if isinstance(s.value, ast.Literal):
+            const = s.value.value
+
+            def let_const(env, rt):
+                env[name] = const
+            return let_const
+        var, field = self.local_read(s.value)
+        kept = self.kept_static(s.value, store=name) if var is None else None
+        if kept is not None:
+            return kept
+        value = self.expr(s.value)
+        if var is not None and field is None:
+            def let_name(env, rt):
+                try:
+                    env[name] = env[var]
+                except KeyError:
+                    env[name] = value(env, rt)     # its positioned error
+            return let_name
+        if var is not None:
+            def let_field(env, rt):
+                try:
+                    env[name] = env[var][field]
+                except (KeyError, TypeError):
+                    env[name] = value(env, rt)     # its positioned error, or a roll's field
+            return let_field
+        roll_var, slot = self.roll_read(s.value)
+        if roll_var is not None:
+            def let_roll_field(env, rt):
+                r = env.get(roll_var)
+                env[name] = r._d[slot] if r.__class__ is Roll else value(env, rt)
+            return let_roll_field
+
+        def let_untraced(env, rt):
+            env[name] = value(env, rt)
+        return let_untraced
 
     s_set = s_let
 
@@ -700,11 +694,16 @@ class Compiler:
 
     def static_or_expr(self, e) -> Fn:
         """An expression, kept per prefix state when it reads only static names (caching.py)."""
-        fn = self.expr(e)
+        return self.kept_static(e) or self.expr(e)
+
+    def kept_static(self, e, store: str | None = None) -> Fn | None:
+        """The closure that keeps ``e``'s value per prefix state, or None when ``e`` reads anything but
+        static names. With ``store`` it is an untraced ``let store = e`` (one closure, not two)."""
         if not self.static_names or isinstance(e, (ast.Literal, ast.Name)):
-            return fn
+            return None
         if not free_names(e) <= self.static_names or not pure_expression(self.ruleset, e):
-            return fn
+            return None
+        fn = self.expr(e)
         slot = self.static_slots
         self.static_slots += 1
 
@@ -712,21 +711,26 @@ class Compiler:
             """The kept value, its steps charged as if worked out (an aggregate's items, a call's statements);
             worked out again when they would overrun the steps left, or from deeper calls than the first time,
             so that a limit stops it where it would."""
-            store = env.get(_STATIC)
+            kept_values = env.get(_STATIC)
+            if kept_values is None:
+                value = fn(env, rt)
+            else:
+                kept = kept_values.get(slot)
+                if kept is not None:
+                    value, used, depth = kept
+                    left = rt.steps_left - used
+                    if left >= 0 and rt.depth <= depth:
+                        rt.steps_left = left
+                        if store is None:
+                            return value
+                        env[store] = value
+                        return None
+                before = rt.steps_left
+                value = fn(env, rt)      # an error is not kept: it happens again next time
+                kept_values[slot] = (value, before - rt.steps_left, rt.depth)
             if store is None:
-                return fn(env, rt)
-            kept = store.get(slot)
-            if kept is not None:
-                value, used, depth = kept
-                left = rt.steps_left - used
-                if left >= 0 and rt.depth <= depth:
-                    rt.steps_left = left
-                    return value
-            before = rt.steps_left
-            value = fn(env, rt)      # an error is not kept: it happens again next time
-            store[slot] = (value, before - rt.steps_left, rt.depth)
-            return value
-        static_value.static_slot = slot    # an untraced let reads the kept value in place (s_let)
+                return value
+            env[store] = value
         return static_value
 
     def dice_kind(self, spec: ast.DiceSpec) -> DiceKind:
