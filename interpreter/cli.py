@@ -350,7 +350,7 @@ def cmd_test(args) -> int:
                     unloadable.add(key)
                     rulesets[key] = load_ruleset(case.ruleset_path, case.overlays)
                     unloadable.discard(key)
-                results.append(run_case(case, rulesets[key]))
+                results.append(run_case(case, rulesets[key], trace=False))
         not_run += key in unloadable
     # one error once, though each overlay set over a broken ruleset meets it again
     errors = list({str(e): e for e in collector.errors}.values())

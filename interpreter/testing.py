@@ -110,10 +110,14 @@ def _case_situation(case: Case, ruleset=None):
     return situation
 
 
-def run_case(case: Case, ruleset=None) -> CaseResult:
-    """Run one case and compare its outcome with what it expects (``ruleset``: its ruleset, if loaded)."""
+def run_case(case: Case, ruleset=None, trace: bool = True) -> CaseResult:
+    """Run one case and compare its outcome with what it expects (``ruleset``: its ruleset, if loaded).
+
+    ``trace`` False runs it untraced, as `umpire test` does: a case checks the result, never the trace,
+    and a traced run and an untraced one end alike (same result, same stop, same message).
+    """
     situation = _case_situation(case, ruleset)
-    outcome = run_situation(situation, seed=case.data.get("seed", 0))
+    outcome = run_situation(situation, seed=case.data.get("seed", 0), trace=trace)
     problems: list[str] = []
     data = case.data
     if "expect_error" in data:

@@ -22,6 +22,14 @@ def test_case(case):
 
 
 @pytest.mark.parametrize("root", RULESETS, ids=[r.name for r in RULESETS])
+def test_umpire_test_passes_every_case_untraced(root, cli):
+    # `umpire test` runs cases untraced (test_case above runs them traced): both must end alike
+    code, out, err = cli("test", root)
+    assert code == 0, out + err
+    assert f"{len(collect(root))} passed, 0 failed" in out, out
+
+
+@pytest.mark.parametrize("root", RULESETS, ids=[r.name for r in RULESETS])
 def test_ruleset_checks_clean(root, cli):
     code, out, err = cli("check", root)
     assert code == 0, err
