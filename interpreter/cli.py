@@ -195,9 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_check(args) -> int:
     from .api import load_ruleset_with_warnings
-    from .testing import collect
+    from .testing import collect, repeated_ids
     ruleset, warnings = load_ruleset_with_warnings(args.ruleset, tuple(args.overlays), use_cache=False, lazy=False)
     cases = collect(args.ruleset)
+    warnings = warnings + repeated_ids(cases)
     situations = sorted((ruleset.root / "situations").glob("*.y*ml"))
     from .api import load_situation
     from .errors import ErrorCollector

@@ -63,6 +63,19 @@ def load_cases(test_file: Path) -> list[Case]:
     return cases
 
 
+def repeated_ids(cases: list[Case]) -> list[str]:
+    """Warnings for case ids used in more than one test file: a report naming the id is then ambiguous."""
+    first: dict[str, Case] = {}
+    warnings = []
+    for case in cases:
+        if case.id in first:
+            warnings.append(f"{case.position}: warning: case id '{case.id}' is also used at "
+                            f"{first[case.id].position}; give each case its own id")
+        else:
+            first[case.id] = case
+    return warnings
+
+
 def collect(ruleset_dir) -> list[Case]:
     cases, errors = [], ErrorCollector()
     for f in test_files(Path(ruleset_dir)):

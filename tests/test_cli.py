@@ -107,3 +107,21 @@ def test_test_on_a_ruleset_that_does_not_load_reports_its_error_once(cli, tmp_pa
     import json
     doc = json.loads(out)
     assert doc["not_run"] == cases and len(doc["errors"]) == 1
+
+
+def test_check_warns_about_a_case_id_used_in_two_test_files(cli, tmp_path):
+    import json
+    import shutil
+    from conftest import FIXTURE
+    root = tmp_path / "mini"
+    shutil.copytree(FIXTURE, root)
+    (root / "tests/more.yaml").write_text(
+        "ruleset: ..\ncases:\n  - id: FIX-2\n    procedure: morale_check\n"
+        "    inputs: {unit: {id: X, counter: rifle}, mc: 1}\n    dice: [6]\n    expect: {state: pinned}\n")
+    code, out, err = cli("check", root)
+    assert code == 0 and ": ok" in out, out + err
+    assert "more.yaml:3:5: warning: case id 'FIX-2' is also used at " in err, err
+    assert "cases.yaml:" in err.split("is also used at")[1]
+    code, out, err = cli("check", root, "--json")
+    warned = [d for d in json.loads(out)["diagnostics"] if "FIX-2" in d["message"]]
+    assert len(warned) == 1 and warned[0]["file"].endswith("more.yaml") and warned[0]["line"] == 3
