@@ -79,6 +79,10 @@ class Checker:
             return
         if ref.name == "list":
             self.check_type_ref(ref.item, pos)
+        elif ref.name == "key_of":
+            if ref.item not in self.r.catalogues:
+                self.error(f"type '{ref}' names catalogue '{ref.item}', which does not exist", pos,
+                           did_you_mean(ref.item, self.r.catalogues))
         elif ref.name not in SCALAR_TYPES and ref.name not in self.r.types:
             known = sorted(SCALAR_TYPES | set(self.r.types))
             self.error(f"unknown type '{ref.name}'; known types: {', '.join(known)}", pos,
@@ -88,6 +92,7 @@ class Checker:
         for t in self.r.types.values():
             for f in t.fields.values():
                 self.check_type_ref(f.type, f.pos)
+                self.check_key_default(f)
             if t.catalogue and t.catalogue not in self.r.catalogues:
                 self.error(f"type '{t.name}' names catalogue '{t.catalogue}', which does not exist", t.pos,
                            did_you_mean(t.catalogue, self.r.catalogues))
@@ -97,6 +102,14 @@ class Checker:
             if t.key and t.key not in t.fields:
                 self.error(f"type '{t.name}' has key '{t.key}', which is not one of its fields", t.pos,
                            did_you_mean(t.key, t.fields))
+
+    def check_key_default(self, f) -> None:
+        """A ``key_of[C]`` field's default names an entry of C, as any given value must."""
+        ref = f.type
+        cat = self.r.catalogues.get(ref.item) if isinstance(ref, ast.TypeRef) and ref.name == "key_of" else None
+        if cat is not None and f.has_default and f.default is not None and f.default not in cat.entries:
+            self.error(f"field '{f.name}' defaults to '{f.default}', which is not an entry of catalogue "
+                       f"'{cat.name}'", f.pos, did_you_mean(str(f.default), cat.entries))
 
     def record_fields(self, t: TypeDef) -> set[str]:
         names = set(t.fields)

@@ -32,6 +32,12 @@ def type_schema(ruleset: Ruleset, ref, seen: frozenset = frozenset()) -> dict:
         return {"enum": list(ref[1])}
     if ref.name == "list":
         return {"type": "array", "items": type_schema(ruleset, ref.item, seen)}
+    if ref.name == "key_of":
+        # membership is checked in coerce (its message names the catalogue and the nearest entry);
+        # the entries are offered as examples, for editors and the workbench's form
+        cat = ruleset.catalogues.get(ref.item)
+        return {"type": "string", "description": f"an entry of catalogue '{ref.item}'",
+                **({"examples": sorted(cat.entries)} if cat is not None else {})}
     if ref.name in _SCALAR_SCHEMAS:
         return dict(_SCALAR_SCHEMAS[ref.name])
     t = ruleset.types.get(ref.name)
@@ -107,6 +113,13 @@ def coerce(ruleset: Ruleset, ref, value: Any, doc: Document, path: tuple) -> Any
         return value.numerator if isinstance(value, Fraction) and value.denominator == 1 else value
     if ref.name == "text":
         return str(value)
+    if ref.name == "key_of":
+        entries = ruleset.catalogues[ref.item].entries
+        if value not in entries:
+            raise InputError(f"'{value}' is not an entry of catalogue '{ref.item}'", doc.at(path),
+                             did_you_mean(value, entries) or f"its entries: {', '.join(list(entries)[:12])}"
+                             + (", ..." if len(entries) > 12 else ""))
+        return value
     if ref.name in ruleset.types:
         return complete_record(ruleset, ruleset.types[ref.name], value, doc, path)
     _check_field_names(value, doc, path)

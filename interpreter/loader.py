@@ -107,15 +107,19 @@ def _dice(m: dict) -> dict[str, DiceKind]:
 
 
 _LIST_TYPE = re.compile(r"^\s*list\s*\[\s*(.+?)\s*\]\s*$")
+_KEY_TYPE = re.compile(r"^\s*key_of\s*\[\s*(\w+)\s*\]\s*$")
 
 
 def parse_type(text) -> ast.TypeRef | tuple:
-    """A field type as written in YAML ('int', 'list[unit]', {enum: [...]})."""
+    """A field type as written in YAML ('int', 'list[unit]', 'key_of[terrain]', {enum: [...]})."""
     if isinstance(text, dict):
         return ("enum", list(text["enum"]))
     m = _LIST_TYPE.match(text)
     if m:
         return ast.TypeRef("list", parse_type(m.group(1)))
+    m = _KEY_TYPE.match(text)
+    if m:
+        return ast.TypeRef("key_of", m.group(1))
     return ast.TypeRef(text.strip())
 
 

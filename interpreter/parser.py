@@ -292,6 +292,9 @@ class _ToAst(Transformer):
     def list_type(self, meta, children):
         return ast.TypeRef("list", children[0])
 
+    def key_type(self, meta, children):
+        return ast.TypeRef("key_of", str(children[0]))
+
     def doc(self, meta, children):
         return _unquote(children[0])
 

@@ -202,11 +202,12 @@ class Param(Node):
 
 
 class TypeRef(Node):
-    """A type: int, number, bool, text, any, a record type name, or list (with ``item``)."""
+    """A type: int, number, bool, text, any, a record type name, list (``item``: the items' type) or
+    key_of (``item``: a catalogue's name; the value is the text of one of its entries)."""
     __slots__ = _fields = ("name", "item")
 
     def __str__(self) -> str:
-        return f"list[{self.item}]" if self.name == "list" else self.name
+        return f"{self.name}[{self.item}]" if self.name in ("list", "key_of") else self.name
 
 
 class Procedure(Node):

@@ -125,3 +125,44 @@ def test_a_case_overriding_a_situation_s_dice_points_at_its_own_dice(tmp_path, c
                                     "    dice: [[2, 3], [4, 9]]\n    expect: {fp: 14}\n"})
     code, out, err = cli("test", root)
     assert_clean_error(code, err, "more.yaml:5:20", "d6 shows 1 to 6, not 9")
+
+
+def _ruleset_with_hex(tmp_path, default="open"):
+    ruleset = (FIXTURE / "ruleset.yaml").read_text().replace("\nlimits:", (
+        "\n  hex:\n    fields:\n"
+        f"      terrain: {{type: \"key_of[terrain]\", default: {default}}}\nlimits:"))
+    procs = (FIXTURE / "procedures/fire.ump").read_text() + (
+        "\nprocedure cover(where: hex, alternative: key_of[terrain] = \"open\") cite \"9.9\":\n"
+        "    return {tem: terrain[where.terrain].tem, other: terrain[alternative].tem}\n")
+    return write_ruleset(tmp_path, {"ruleset.yaml": ruleset, "procedures/fire.ump": procs})
+
+
+def _hex_situation(root, inputs):
+    path = root / "situations/cover.yaml"
+    path.write_text(f"ruleset: ..\nprocedure: cover\ninputs:\n{inputs}")
+    return path
+
+
+def test_a_key_of_input_must_name_an_entry_of_its_catalogue(tmp_path, cli):
+    root = _ruleset_with_hex(tmp_path)
+    assert cli("check", root)[0] == 0
+    ok = _hex_situation(root, "  where: {terrain: woods}\n  alternative: building\n")
+    code, out, err = cli("resolve", ok)
+    assert code == 0 and "tem: 1" in out and "other: 2" in out, out + err
+    bad = _hex_situation(root, "  where: {terrain: wood}\n")
+    code, out, err = cli("resolve", bad)
+    assert_clean_error(code, err, "cover.yaml:4:20", "'wood' is not an entry of catalogue 'terrain'",
+                       "did you mean 'woods'")
+    bad = _hex_situation(root, "  where: {}\n  alternative: buildings\n")
+    code, out, err = cli("resolve", bad)
+    assert_clean_error(code, err, "cover.yaml:5:16", "'buildings' is not an entry of catalogue 'terrain'")
+
+
+def test_check_refuses_a_key_of_an_unknown_catalogue_or_a_default_outside_it(tmp_path, cli):
+    root = _ruleset_with_hex(tmp_path, default="forest")
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "defaults to 'forest', which is not an entry of catalogue 'terrain'")
+    text = (root / "ruleset.yaml").read_text().replace("key_of[terrain]", "key_of[terain]").replace("forest", "open")
+    (root / "ruleset.yaml").write_text(text)
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "names catalogue 'terain', which does not exist", "did you mean 'terrain'")
