@@ -52,6 +52,9 @@ class CachePlan:
     suffix_start: int        # statements[suffix_start:] is the suffix
     static_names: set        # names with one value per prefix entry (empty without a prefix)
     suffix_reads: tuple      # locals the suffix reads: its cache key
+    emits: bool = True                # whether the body emits at all
+    middle_emits: tuple | None = None  # the names the middle emits, when no part emits a name another does
+    calling: tuple = (True, True)     # whether the prefix and the suffix call procedures (see untraced_runner)
 
 
 def static_prefix_length(ruleset, statements) -> int:
@@ -97,7 +100,25 @@ def plan(ruleset, proc, global_names, enabled: bool = True) -> CachePlan:
     reads = tuple(sorted({n.name for n in walk(ending) if isinstance(n, ast.Name)
                           and n.name not in global_names
                           and (n.name in bound_before or n.name not in bound_in_ending)}))
-    return CachePlan(k, j, static, reads)
+    emitted = [{n.name for n in walk(tuple(part)) if isinstance(n, ast.Emit)}
+               for part in (statements[:k], statements[k:j], statements[j:])]
+    apart = not (emitted[0] & emitted[1] or emitted[0] & emitted[2] or emitted[1] & emitted[2])
+    calling = (_calls(ruleset, statements[:k]), _calls(ruleset, statements[j:]))
+    return CachePlan(k, j, static, reads, any(emitted), tuple(sorted(emitted[1])) if apart else None, calling)
+
+
+def _calls(ruleset, statements) -> bool:
+    """Whether statements call a procedure (directly, or in a modifier of a stack they apply): reusing
+    their work then depends on the call depth."""
+    for n in walk(tuple(statements)):
+        if isinstance(n, ast.Call):
+            return True
+        if isinstance(n, ast.Apply):
+            parts = tuple(e for m in ruleset.stacks[n.stack].modifiers for e in (m.value, m.when, m.times)
+                          if e is not None)
+            if any(isinstance(x, (ast.Call, ast.Apply)) for x in walk(parts)):
+                return True
+    return False
 
 
 def state_key(env: dict, names: tuple, rolls_may_hide: bool) -> tuple:

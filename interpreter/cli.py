@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import UmpireError, diagnostics
-from .values import show, thaw
+from .values import show
 
 EXAMPLES = """\
 examples (the shipped rulesets are the folders under rulesets/):

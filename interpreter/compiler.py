@@ -27,13 +27,13 @@ from typing import Any, Callable
 
 from . import syntax as ast
 from .analysis import analyse, procedure_facts, roll_kind
-from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, plan, result_value
+from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, plan
 from .caching import bounded_result, untraced_runner
 from .dice import DiceKind, literal_kind
 from .errors import AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
 from .functions import AGGREGATES, BUILTINS  # noqa: F401  (AGGREGATES: importable from here too)
 from .model import Procedure, Ruleset, Stack
-from .names import free_names, walk
+from .names import free_names
 from .operators import BINARY as _BINARY, COMPARISONS as _FAST, RAW_ARITHMETIC as _RAW, arith_error as _arith_error
 from .operators import truth as _truth
 from .purity import pure_expression
@@ -69,15 +69,19 @@ def _logic2(f1, p1, f2, p2, op: str):
 # ---- the compiler ------------------------------------------------------------------
 
 class _PartsOnDemand(dict):
-    """``Compiler.parts`` of a lazily compiled ruleset: asking for a part not yet compiled compiles the rest."""
+    """``Compiler.parts`` of a lazily compiled ruleset: asking for a part not yet compiled compiles the rest
+    (each pending procedure, then each traced body not yet compiled: the parts are the traced closures)."""
 
-    def __init__(self, pending: dict):
+    def __init__(self, pending: dict, traced_pending: dict):
         super().__init__()
         self.pending = pending
+        self.traced_pending = traced_pending
 
     def __missing__(self, key):
         for compile_now in list(self.pending.values()):
             compile_now()
+        for compile_body in list(self.traced_pending.values()):
+            compile_body()
         return dict.__getitem__(self, key)
 
 
@@ -93,6 +97,7 @@ class Compiler:
         self.static_names: set[str] = set()  # names fixed by the current procedure's cached prefix
         self.static_slots = 0
         self.untraced = False     # compiling parts that only untraced runs use (caching.py): no trace code
+        self.traced_pending: dict | None = None   # lazy compile: traced bodies not compiled yet, by procedure
         # lengths from which a list or text just built is checked: its limit (which a ruleset may set low)
         # or its charge in steps (values.py), whichever comes first; shorter ones need no look
         limits = ruleset.limits
@@ -121,7 +126,8 @@ class Compiler:
             return
         pending = {}
         self.lock = allocate_lock()
-        self.parts = self.ruleset.parts = _PartsOnDemand(pending)
+        self.traced_pending = {}
+        self.parts = self.ruleset.parts = _PartsOnDemand(pending, self.traced_pending)
         for proc in self.ruleset.procedures.values():
             pending[proc.name] = self._compile_on_first_use(proc, pending)
 
@@ -165,10 +171,16 @@ class Compiler:
         return facts
 
     def compile_procedure(self, proc: Procedure) -> None:
+        """Set ``proc.run``, ``run_untraced`` and ``fill_defaults``.
+
+        A lazily compiled ruleset compiles the traced body when a traced run (or an untraced run's rare
+        fallback to it, or the state enumerator's ``parts``) first needs it: `umpire test` and `simulate`
+        run untraced only, and compiling both forms of every procedure they touch doubled their start.
+        """
         facts = self.enter(proc)
         added_by_overlay = self.in_overlay
         statements = proc.syntax.body
-        body = self.block(statements)
+        body = self.traced_body(proc, statements)
         # the deterministic start and end of the body are reused across untraced runs (caching.py)
         split = facts["plan"] if self.prefix_caching else plan(self.ruleset, proc, self.globals, False)
         k, j = split.prefix_end, split.suffix_start
@@ -182,13 +194,8 @@ class Compiler:
             suffix = self.block(statements[j:]) if j < len(statements) else None
         finally:
             self.untraced = False
-        emitted = [{n.name for n in walk(tuple(part)) if isinstance(n, ast.Emit)}
-                   for part in (statements[:k], statements[k:j], statements[j:])]
-        apart = not (emitted[0] & emitted[1] or emitted[0] & emitted[2] or emitted[1] & emitted[2])
-        calling = (_calls(self.ruleset, statements[:k]), _calls(self.ruleset, statements[j:]))
         run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
-                                       any(emitted), frozenset(self.roll_names),
-                                       tuple(sorted(emitted[1])) if apart else None, calling)
+                                       split.emits, frozenset(self.roll_names), split.middle_emits, split.calling)
 
         # literal defaults are plain values; others are evaluated per call, in order
         constants = {p.name: _constant(p.default) for p in proc.params if _constant(p.default) is not _NOT_CONSTANT}
@@ -246,6 +253,28 @@ class Compiler:
         proc.run = run
         proc.run_untraced = run_untraced
         proc.fill_defaults = fill_defaults if constants or defaults else None
+
+    def traced_body(self, proc: Procedure, statements) -> Fn:
+        """The body's traced block: compiled now in an eager compile, else on its first run."""
+        traced_pending = self.traced_pending
+        if traced_pending is None:
+            return self.block(statements)
+        compiled = None
+
+        def compile_body() -> Fn:
+            nonlocal compiled
+            if compiled is None:
+                with self.lock:     # the compiler's per-procedure state is shared: one compile at a time
+                    if compiled is None:
+                        self.enter(proc)
+                        compiled = self.block(statements)
+                        traced_pending.pop(proc.name, None)
+            return compiled
+
+        def body(env, rt):
+            return (compiled or compile_body())(env, rt)
+        traced_pending[proc.name] = compile_body
+        return body
 
     def block_parts(self, statements) -> tuple:
         """(statement closures, steps charged, first position, which statements can return) of a block."""
@@ -592,7 +621,8 @@ class Compiler:
         branches = []
         for b in s.branches:
             cond = self.expr(b.condition) if b.condition is not None else None
-            self.parts.setdefault(id(b), cond)
+            if not self.untraced:       # the parts are the traced closures (the state enumerator runs them)
+                self.parts.setdefault(id(b), cond)
             branches.append((cond, self.block(b.body), ast.unparse(b.condition) if b.condition is not None else None,
                              self.ruleset.cite(b.cite), b.condition.pos if b.condition is not None else b.pos))
         many = len(branches) > 1
@@ -1646,20 +1676,6 @@ def _constant(e):
     if isinstance(e, ast.RecordExpr) and all(isinstance(v, ast.Literal) for _, v in e.fields):
         return Record([(k, v.value) for k, v in e.fields])
     return _NOT_CONSTANT
-
-
-def _calls(ruleset, statements) -> bool:
-    """Whether statements call a procedure (directly, or in a modifier of a stack they apply): reusing
-    their work then depends on the call depth (caching.py)."""
-    for n in walk(tuple(statements)):
-        if isinstance(n, ast.Call):
-            return True
-        if isinstance(n, ast.Apply):
-            parts = tuple(e for m in ruleset.stacks[n.stack].modifiers for e in (m.value, m.when, m.times)
-                          if e is not None)
-            if any(isinstance(x, (ast.Call, ast.Apply)) for x in walk(parts)):
-                return True
-    return False
 
 
 def _loop_refused(items, rt, pos):

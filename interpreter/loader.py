@@ -12,6 +12,7 @@ import re
 from fnmatch import fnmatchcase
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import syntax as ast
 from .dice import DiceKind
@@ -20,6 +21,9 @@ from .model import (DEFAULT_LIMITS, Catalogue, FieldDef, Modifier, Procedure, Ru
                     cite_with_prefix)
 from .tables import build_table
 from .values import freeze
+
+if TYPE_CHECKING:   # annotations only
+    from .source import Document
 
 # The YAML reader, the schemas and the procedure parser (ruamel.yaml, jsonschema, lark) are imported
 # where they are used: a load served from the cache (load_cache.py) never needs them.

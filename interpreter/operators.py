@@ -11,7 +11,7 @@ import operator
 from fractions import Fraction
 
 from .errors import AdjudicationError
-from .values import DEAD, normalise, show, show_cut, type_name
+from .values import DEAD, normalise, show_cut, type_name
 
 
 def _numbers(a, b) -> None:

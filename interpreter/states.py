@@ -39,11 +39,10 @@ from itertools import product
 from operator import attrgetter, is_, itemgetter
 
 from . import syntax as ast
-from .caching import EMIT
-from .compiler import result_value
+from .caching import EMIT, result_value
 from .demand import ALL
 from .errors import AdjudicationError, LimitError
-from .independent import Independent, cases, check_cases, expand, has_lazy, map_items
+from .independent import Independent, check_cases, expand, has_lazy, map_items
 from .names import bound_names, free_names, roll_names, walk
 from .roll_usage import roll_readings
 from .operators import truth
