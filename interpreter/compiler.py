@@ -31,7 +31,7 @@ from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC
 from .caching import bounded_result, untraced_runner
 from .dice import DiceKind, literal_kind
 from .errors import AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
-from .functions import AGGREGATES, BUILTINS  # noqa: F401  (AGGREGATES: importable from here too)
+from .functions import AGGREGATES, BUILTINS, LIST_LENGTH  # noqa: F401  (AGGREGATES: importable from here too)
 from .model import Procedure, Ruleset, Stack
 from .names import free_names
 from .operators import BINARY as _BINARY, COMPARISONS as _FAST, RAW_ARITHMETIC as _RAW, arith_error as _arith_error
@@ -1324,6 +1324,8 @@ class Compiler:
         fn = BUILTINS[e.name][0]
         args = [self.expr(a.value) for a in e.args]
         name, pos = e.name, e.pos
+        if name in LIST_LENGTH:
+            return self.list_builtin(fn, LIST_LENGTH[name], args, name, pos)
 
         def call_builtin(env, rt):
             values = [a(env, rt) for a in args]
@@ -1344,6 +1346,22 @@ class Compiler:
                 raise AdjudicationError(f"{name}() cannot take {', '.join(type_name(v) + ' ' + show(v) for v in values)}",
                                         pos) from None
         return call_builtin
+
+    def list_builtin(self, fn, length, args, name: str, pos) -> Fn:
+        """A builtin that builds a list (``range``): the length it would build is checked against limit 'list'
+        before it is built, and the list is charged and bounded like any list built."""
+        def build_list(env, rt):
+            values = [a(env, rt) for a in args]
+            try:
+                n = length(*values)
+                if n > rt.limits["list"]:
+                    size_error(f"{name}() would build a list of {n:,} items", "list", rt.limits["list"], pos)
+                return check_size(fn(*values), 1, rt, pos)
+            except BuiltinArgumentError as exc:
+                if any(v is DEAD for v in values):
+                    return DEAD
+                raise AdjudicationError(f"{name}(): {exc}", pos) from None
+        return build_list
 
     def e_aggregate(self, e: ast.Aggregate):
         element, source, var, pos, name = self.expr(e.element), self.expr(e.source), e.var, e.pos, e.name

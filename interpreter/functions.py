@@ -9,7 +9,8 @@ import math
 from typing import Callable
 
 from .hexgrid import hex_distance
-from .values import Roll, show
+from .errors import BuiltinArgumentError
+from .values import Roll, show, type_name
 
 
 def _floor(x):
@@ -45,6 +46,34 @@ def _get(record, name, default=None):
     return record.get(name, default)
 
 
+def _whole(x, what: str) -> int:
+    if x.__class__ is not int:
+        raise BuiltinArgumentError(f"{what} must be a whole number, not {type_name(x)} {show(x)}")
+    return x
+
+
+def _range_bounds(*args) -> tuple[int, int]:
+    """``range(n)`` is 0 .. n-1 and ``range(a, b)`` is a .. b-1: the bounds, checked before anything is built."""
+    if len(args) == 1:
+        return 0, _whole(args[0], "its end")
+    return _whole(args[0], "its start"), _whole(args[1], "its end")
+
+
+def _range(*args):
+    lo, hi = _range_bounds(*args)
+    return tuple(range(lo, hi))
+
+
+def _index_of(xs, x):
+    """The position (from 0) of the first item of ``xs`` equal to ``x``, or null."""
+    if xs.__class__ is not tuple:
+        raise BuiltinArgumentError(f"its first argument must be a list, not {type_name(xs)} {show(xs)}")
+    for i, item in enumerate(xs):
+        if item == x:
+            return i
+    return None
+
+
 BUILTINS: dict[str, tuple[Callable, int, int]] = {
     # name: (function, min args, max args)
     "floor": (_floor, 1, 1), "ceil": (_ceil, 1, 1), "abs": (abs, 1, 1),
@@ -55,6 +84,13 @@ BUILTINS: dict[str, tuple[Callable, int, int]] = {
     "count": (len, 1, 1), "any": (lambda xs: any(x is True for x in xs), 1, 1),
     "all": (lambda xs: all(x is True for x in xs), 1, 1),
     "hex_distance": (hex_distance, 2, 3),
+    "range": (_range, 1, 2), "index_of": (_index_of, 2, 2),
+}
+
+# builtins that build a list: the length they would build from their arguments, checked against limit
+# 'list' before anything is built (so `range(10 ** 12)` is refused at once, not after filling memory)
+LIST_LENGTH: dict[str, Callable] = {
+    "range": lambda *args: max(0, (lambda lo, hi: hi - lo)(*_range_bounds(*args))),
 }
 
 AGGREGATES = {"sum", "count", "any", "all", "min", "max", "list", "first", "highest", "lowest"}

@@ -402,6 +402,54 @@ def test_hex_distance_bad_input_is_a_positioned_error(tmp_path, a, b, layout, me
     assert out.error.position.line == 2
 
 
+# ---- range and index_of -------------------------------------------------------------
+
+LIST_PROC = """procedure steps_before(path: list[any], target: any):
+    let at = index_of(path, target)
+    if at == null:
+        return {found: false}
+    let before = list(path[i] for i in range(at))
+    return {found: true, at: at, before: before, from_two: range(2, len(path)), empty: range(3, 1)}
+
+procedure numbers(n: any):
+    return {xs: range(n)}
+
+procedure position(xs: any, x: any):
+    return {at: index_of(xs, x)}
+"""
+
+
+def test_range_and_index_of_walk_a_path_by_position(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/lists.ump": LIST_PROC})
+    out = run("steps_before", {"path": ["a1", "b2", "c3", "d4"], "target": "c3"}, root=root)
+    assert out.status == "ok", out.reason
+    assert out.value["at"] == 2 and out.value["before"] == ("a1", "b2")
+    assert out.value["from_two"] == (2, 3) and out.value["empty"] == ()
+    missing = run("steps_before", {"path": ["a1"], "target": "z9"}, root=root)
+    assert missing.value == {"found": False}
+    first = run("position", {"xs": [{"id": "A"}, {"id": "B"}, {"id": "A"}], "x": {"id": "A"}}, root=root)
+    assert first.value["at"] == 0      # the first equal item
+
+
+def test_range_too_long_is_refused_before_it_is_built(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/lists.ump": LIST_PROC})
+    out = run("numbers", {"n": 10 ** 12}, root=root)
+    assert out.status == "error"
+    assert isinstance(out.error, LimitError) and "limit 'list'" in out.reason and "range()" in out.reason
+
+
+@pytest.mark.parametrize("proc,args,message,line", [
+    ("numbers", {"n": "three"}, "range(): its end must be a whole number, not text three", 9),
+    ("numbers", {"n": Fraction(5, 2)}, "range(): its end must be a whole number, not number 2 1/2", 9),
+    ("position", {"xs": "abc", "x": "a"}, "index_of(): its first argument must be a list", 12),
+])
+def test_range_and_index_of_bad_arguments_are_positioned_errors(tmp_path, proc, args, message, line):
+    root = write_ruleset(tmp_path, {"procedures/lists.ump": LIST_PROC})
+    out = run(proc, args, root=root)
+    assert out.status == "error" and message in out.reason, out.reason
+    assert out.error.position.line == line
+
+
 def test_uncapped_reads_a_capped_stack_total_before_its_caps(tmp_path):
     # smoke 5 counts 3 times: +3 on its own; with a building's +2 the raw total is 5, capped at +3
     root = write_ruleset(tmp_path, {"procedures/raw.ump": (
