@@ -15,7 +15,7 @@ from . import syntax as ast
 from .errors import ErrorCollector, InputError, did_you_mean
 from .model import Procedure, Ruleset, TypeDef
 from .source import Document
-from .values import Record, freeze, thaw
+from .values import Record, exact, freeze, thaw
 
 _SCALAR_SCHEMAS = {
     "int": {"type": "integer"},
@@ -109,7 +109,7 @@ def coerce(ruleset: Ruleset, ref, value: Any, doc: Document, path: tuple) -> Any
             num, den = value.split("/")
             value = Fraction(int(num), int(den))
         if isinstance(value, float):
-            value = Fraction(value).limit_denominator(10_000)
+            value = exact(value)
         return value.numerator if isinstance(value, Fraction) and value.denominator == 1 else value
     if ref.name == "text":
         return str(value)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 from fnmatch import fnmatchcase
-from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,7 @@ from .errors import ErrorCollector, InputError, InputErrors
 from .model import (DEFAULT_LIMITS, Catalogue, FieldDef, Modifier, Procedure, Ruleset, Stack, TypeDef,
                     cite_with_prefix)
 from .tables import build_table
-from .values import freeze
+from .values import exact, freeze
 
 if TYPE_CHECKING:   # annotations only
     from .source import Document
@@ -167,7 +166,7 @@ def yaml_expression(doc: Document, path: tuple, value) -> ast.Expr:
         from .parser import parse_expression
         return parse_expression(value, pos)
     if isinstance(value, float):
-        value = Fraction(value).limit_denominator(10_000)
+        value = exact(value)
     return ast.Literal(pos, value)
 
 
@@ -196,7 +195,7 @@ def build_stack(name: str, spec: dict, doc: Document, path: tuple, cite) -> Stac
     if errors:
         raise InputErrors(errors)
     limits = spec.get("limits") or {}
-    number = lambda v: Fraction(v).limit_denominator(10_000) if isinstance(v, float) else v
+    number = lambda v: exact(v) if isinstance(v, float) else v
     params = spec.get("params") or []
     param_types = {k: parse_type(v) for k, v in params.items()} if isinstance(params, dict) else {}
     return Stack(name, spec["title"], cite(spec.get("cite")), list(params),

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from .errors import InputError, Position, UnknownCellError, AdjudicationError
-from .values import Record, show
+from .values import Record, exact, freeze, show
 
 UNKNOWN = object()
 """The value of a cell the rulebook does not print."""
@@ -180,7 +180,7 @@ class Table:
         if raw is None or (isinstance(raw, str) and raw.strip() in ("unknown", "?")):
             return UNKNOWN
         if not self.results:
-            return raw
+            return freeze(raw)     # plain data as DSL values: a decimal such as 1.5 is the exact 3/2
         text = str(raw).strip()
         for code in self.results.values():
             m = code.regex.match(text)
@@ -311,7 +311,7 @@ def build_table(name: str, spec: dict, doc, path: tuple, cite) -> Table:
         if a is None:
             return None
         headings = list(a["headings"])
-        headings = [Fraction(h).limit_denominator() if isinstance(h, float) else h for h in headings]
+        headings = [exact(h) if isinstance(h, float) else h for h in headings]
         ax = Axis(a.get("title", key[:-1]), a["match"], headings, a.get("clamp", False), a.get("below", "off"),
                   open=a.get("open", False))
         if ax.match == "bands":

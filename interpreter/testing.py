@@ -17,7 +17,7 @@ from .api import Outcome, load_ruleset, run_situation, situation_from
 from .errors import ErrorCollector, InputError, Position
 from .load_cache import valid_document
 from .loader import find_root
-from .values import show, thaw
+from .values import exact, show, thaw
 
 
 @dataclass
@@ -192,8 +192,8 @@ def _equal(expected, actual) -> bool:
     if isinstance(expected, bool) or isinstance(actual, bool):
         return expected is actual
     if isinstance(expected, (int, float)) and isinstance(actual, (int, str)) and not isinstance(actual, bool):
-        try:
-            return Fraction(expected) == Fraction(actual)
+        try:   # an expected decimal is the exact number written: 0.1 is 1/10
+            return Fraction(exact(expected) if isinstance(expected, float) else expected) == Fraction(actual)
         except (ValueError, ZeroDivisionError):
             return False
     if isinstance(expected, str) and isinstance(actual, int):

@@ -207,9 +207,14 @@ def freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(freeze(v) for v in value)
     if isinstance(value, float):
-        f = Fraction(value).limit_denominator(10_000)
-        return normalise(f)
+        return exact(value)
     return value
+
+
+def exact(x: float):
+    """A number YAML read as a float, as the exact decimal it was written as: 1.5 is 3/2 and 0.1 is 1/10 (the
+    shortest text that reads back as the same float, so the decimal as written), 2.0 the whole number 2."""
+    return normalise(Fraction(repr(x)))
 
 
 def thaw(value: Any) -> Any:

@@ -450,6 +450,34 @@ def test_range_and_index_of_bad_arguments_are_positioned_errors(tmp_path, proc, 
     assert out.error.position.line == line
 
 
+# ---- decimals written in YAML are exact ---------------------------------------------
+
+DECIMAL_TABLE = """tables:
+  mp_cost:
+    title: Test fixture MP costs (invented values)
+    player_aid: none (test fixture)
+    rows: {title: terrain, match: exact, headings: [clear, river]}
+    source: test fixture
+    grid:
+      clear: [1]
+      river: [1.5]
+"""
+
+DECIMAL_PROC = """procedure path_cost(hexes: list[text], extra: number = 0):
+    return {cost: sum(lookup(mp_cost, row: h) for h in hexes) + extra}
+"""
+
+
+def test_a_decimal_table_cell_is_an_exact_fraction(tmp_path):
+    # 1.5 + 1.5 + 1 is exactly 4 (a float cell would give 4.0); 0.1 given as an input is exactly 1/10
+    root = write_ruleset(tmp_path, {"tables/costs.yaml": DECIMAL_TABLE, "procedures/cost.ump": DECIMAL_PROC})
+    out = run("path_cost", {"hexes": ["river", "river", "clear"]}, root=root)
+    assert out.status == "ok", out.reason
+    assert out.value["cost"] == 4 and type(out.value["cost"]) is int
+    out = run("path_cost", {"hexes": ["river"], "extra": 0.1}, root=root)
+    assert out.value["cost"] == Fraction(8, 5)
+
+
 def test_uncapped_reads_a_capped_stack_total_before_its_caps(tmp_path):
     # smoke 5 counts 3 times: +3 on its own; with a building's +2 the raw total is 5, capped at +3
     root = write_ruleset(tmp_path, {"procedures/raw.ump": (
