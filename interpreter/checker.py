@@ -254,6 +254,10 @@ class Checker:
                 for _, v in fields:
                     self.expr(v, scope)
                 return t
+            case ast.Merge(target=target, other=other):
+                self.expr(target, scope)
+                self.expr(other, scope)
+                return UNKNOWN      # the fields it adds are known only at run time
             case ast.ListExpr(items=items):
                 types = [self.expr(i, scope) for i in items]
                 return StaticType("list", item=types[0] if types and all(x == types[0] for x in types) else UNKNOWN)

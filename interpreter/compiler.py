@@ -920,6 +920,19 @@ class Compiler:
             return check_built(new, rt, pos)
         return update
 
+    def e_merge(self, e: ast.Merge):
+        target, other, pos = self.expr(e.target), self.expr(e.other), e.pos
+
+        def merge(env, rt):
+            v, o = target(env, rt), other(env, rt)
+            if v.__class__ is not Record or o.__class__ is not Record:
+                if v is DEAD or o is DEAD:
+                    return DEAD
+                bad, what = (v, "updates a record") if v.__class__ is not Record else (o, "takes the fields of a record")
+                raise AdjudicationError(f"'with' {what}, not {type_name(bad)} {show(bad)}", pos)
+            return check_built(v.updated(o), rt, pos)
+        return merge
+
     def e_listexpr(self, e: ast.ListExpr):
         if all(isinstance(i, ast.Literal) for i in e.items):
             constant = tuple(i.value for i in e.items)

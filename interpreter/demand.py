@@ -127,6 +127,10 @@ class _Procedure:
                 for k, v in fields:
                     self.use(v, ALL if demand is ALL or k in demand else frozenset())
                 self.use(target, ALL if demand is ALL else frozenset(demand - replaced))
+            case ast.Merge(target=target, other=other):
+                # a field asked for comes from the merged record when it has it, else from the target
+                self.use(other, demand)
+                self.use(target, demand)
             case ast.ListExpr(items=items):
                 for i in items:
                     self.use(i, demand)     # a demand on a list is a demand on its items

@@ -417,6 +417,9 @@ class _ToAst(Transformer):
     def update(self, meta, c):
         return ast.Update(self._pos(meta), c[0], c[1].fields)
 
+    def merge(self, meta, c):
+        return ast.Merge(self._pos(meta), c[0], c[1])
+
     def number(self, meta, c):
         text = str(c[0])
         if len(text) > MAX_NUMBER_DIGITS:

@@ -202,6 +202,10 @@ class _Taint:
                     self.carriers.add(k)
                     held = True
             return held
+        if isinstance(e, ast.Merge):
+            if self.expr(e.other):
+                raise _Unsafe()     # which fields would carry it is known only at run time
+            return self.expr(e.target)
         if isinstance(e, ast.ListExpr):
             return any([self.expr(i) for i in e.items])
         if isinstance(e, ast.Binary):

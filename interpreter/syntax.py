@@ -70,6 +70,11 @@ class Update(Node):
     __slots__ = _fields = ('pos', 'target', 'fields')
 
 
+class Merge(Node):
+    """``record with other``: ``other`` a record computed at run time, its fields replacing or adding to the target's."""
+    __slots__ = _fields = ('pos', 'target', 'other')
+
+
 class ListExpr(Node):
     __slots__ = _fields = ('pos', 'items')
 
@@ -124,7 +129,7 @@ class Apply(Node):
     """``apply(stack, ...)``; with ``uncapped`` true, ``uncapped(stack, ...)``: the total before the caps."""
     __slots__ = _fields = ('pos', 'stack', 'args', 'uncapped')
 
-Expr = (Literal | Interpolated | Name | Attribute | Index | Update | ListExpr | RecordExpr | Unary
+Expr = (Literal | Interpolated | Name | Attribute | Index | Update | Merge | ListExpr | RecordExpr | Unary
         | Binary | Logical | Conditional | Function | Aggregate | Call | Lookup | Apply)
 
 
@@ -249,6 +254,8 @@ def unparse(e, parent: int = 0) -> str:
             return f"{unparse(t, 9)}[{unparse(i)}]"
         case Update(target=t, fields=fs):
             return f"{unparse(t, 9)} with {{" + ", ".join(f"{k}: {unparse(v)}" for k, v in fs) + "}"
+        case Merge(target=t, other=o):
+            return f"{unparse(t, 9)} with " + (unparse(o) if isinstance(o, Name) else f"({unparse(o)})")
         case ListExpr(items=items):
             return "[" + ", ".join(unparse(i) for i in items) + "]"
         case RecordExpr(fields=fs):

@@ -450,6 +450,49 @@ def test_range_and_index_of_bad_arguments_are_positioned_errors(tmp_path, proc, 
     assert out.error.position.line == line
 
 
+# ---- `with` a computed record ------------------------------------------------------
+
+MERGE_PROC = """procedure entry(hex: any):
+    roll d = d6
+    return {mine: d <= 3, roll: d.original}
+
+procedure move(unit: any, hex: any):
+    let attack = call entry(hex: hex)
+    return unit with attack
+
+procedure move_paren(unit: any):
+    return unit with ({moved: true} with {hexes: 2})
+
+procedure bad_merge(unit: any, other: any):
+    return unit with other
+"""
+
+
+def test_with_merges_a_record_computed_at_run_time(tmp_path):
+    from interpreter.api import load_situation
+    from interpreter.odds import exact_odds
+    root = write_ruleset(tmp_path, {"procedures/merge.ump": MERGE_PROC, "situations/move.yaml":
+                                    "ruleset: ..\nprocedure: move\ninputs: {unit: {id: A, roll: 0}, hex: h1}\n"})
+    for trace in (True, False):
+        r = load_ruleset(root)
+        out = adjudicate(r, find_procedure(r, "move"), {"unit": Record({"id": "A", "roll": 0}), "hex": "h1"},
+                         GivenDice([2]), None, trace=trace)
+        assert out.status == "ok", out.reason
+        assert dict(out.value) == {"id": "A", "roll": 2, "mine": True}    # replaced, kept and added fields
+    assert run("move_paren", {"unit": {"id": "B"}}, root=root).value == {"id": "B", "moved": True, "hexes": 2}
+    report = exact_odds(load_situation(root / "situations/move.yaml"), ["mine"])
+    assert {label: p for label, p, _ in report.rows} == {"mine=true": Fraction(1, 2), "mine=false": Fraction(1, 2)}
+
+
+def test_with_a_value_that_is_not_a_record_is_a_positioned_error(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/merge.ump": MERGE_PROC})
+    out = run("bad_merge", {"unit": {"id": "A"}, "other": [1, 2]}, root=root)
+    assert out.status == "error" and "'with' takes the fields of a record, not list" in out.reason, out.reason
+    assert out.error.position.line == 13
+    out = run("bad_merge", {"unit": 3, "other": {"a": 1}}, root=root)
+    assert out.status == "error" and "'with' updates a record, not number 3" in out.reason, out.reason
+
+
 # ---- decimals written in YAML are exact ---------------------------------------------
 
 DECIMAL_TABLE = """tables:
