@@ -58,8 +58,9 @@ def load_cases(test_file: Path) -> list[Case]:
             raise InputError(f"case id '{c['id']}' is used twice in this file (first at {seen[c['id']]})",
                              doc.at(("cases", i, "id")))
         seen[c["id"]] = doc.at(("cases", i, "id"))
+        own = tuple(str(base / w) for w in c.get("with") or ())     # this case's overlays, after the file's
         cases.append(Case(c["id"], str(test_file), doc.at(("cases", i)), c, doc, ("cases", i), ruleset_path,
-                          overlays, c.get("title"), c.get("source")))
+                          overlays + own, c.get("title"), c.get("source")))
     return cases
 
 

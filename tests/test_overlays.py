@@ -348,3 +348,22 @@ def test_a_process_keeps_a_bounded_number_of_loaded_rulesets(tmp_path):
     assert again is not loaded[0] and len(api._CACHE) == api.KEPT_LOADS
     assert load_ruleset(FIXTURE, (str(overlays[3]),)) is loaded[2]      # the rest are kept
     api.clear_cache()
+
+
+def test_a_test_case_may_bring_its_own_overlays_after_the_files(tmp_path):
+    # the file's overlay makes woods +3 (final DR 8); one case adds a second overlay, a -1 modifier (final DR 7)
+    root = write_ruleset(tmp_path, {})
+    (root / "woods3.yaml").write_text(HEADER + "  - stack: drm\n    modify: terrain\n    set: {value: 3}\n")
+    (root / "night.yaml").write_text("overlay: night\nextends: mini\nchanges:\n  - stack: drm\n"
+                                     "    add: {id: night, value: -1, cite: house rule}\n    after: terrain\n")
+    (root / "tests" / "cases.yaml").write_text(
+        "ruleset: ..\nwith: [../woods3.yaml]\ncases:\n"
+        "  - id: FILE-ONLY\n    situation: ../situations/attack.yaml\n    expect: {final_dr: 8}\n"
+        "  - id: OWN-TOO\n    situation: ../situations/attack.yaml\n    with: [../night.yaml]\n"
+        "    expect: {final_dr: 7}\n")
+    from interpreter.testing import collect, run_case
+    cases = {c.id: c for c in collect(root)}
+    assert cases["OWN-TOO"].overlays == (str(root / "tests/../woods3.yaml"), str(root / "tests/../night.yaml"))
+    for case in cases.values():
+        result = run_case(case)
+        assert result.passed, (case.id, result.problems)
