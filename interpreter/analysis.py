@@ -17,6 +17,7 @@ from .model import Procedure, Ruleset
 from .names import roll_names, walk
 from .purity import decisions_by_procedure, mark_deterministic
 from .roll_usage import rolls_escape, unordered_rolls
+from .values import Record
 
 
 def analyse(ruleset: Ruleset) -> None:
@@ -72,3 +73,20 @@ def roll_kind(ruleset: Ruleset, spec: ast.DiceSpec) -> DiceKind:
     if spec.text in ruleset.dice:
         return ruleset.dice[spec.text]
     return literal_kind(spec.count, spec.sides)
+
+
+NOT_WRITTEN_OUT = object()
+
+
+def written_out(e):
+    """The value of an expression that is written out in full (a literal, or lists and records of such),
+    else NOT_WRITTEN_OUT: such a parameter default is one value, filled in without evaluating anything."""
+    if isinstance(e, ast.Literal):
+        return e.value
+    if isinstance(e, ast.ListExpr):
+        items = tuple(written_out(i) for i in e.items)
+        return NOT_WRITTEN_OUT if any(i is NOT_WRITTEN_OUT for i in items) else items
+    if isinstance(e, ast.RecordExpr):
+        fields = [(k, written_out(v)) for k, v in e.fields]
+        return NOT_WRITTEN_OUT if any(v is NOT_WRITTEN_OUT for _, v in fields) else Record(fields)
+    return NOT_WRITTEN_OUT

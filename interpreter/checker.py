@@ -126,10 +126,42 @@ class Checker:
             self.check_type_ref(p.type, p.pos)
             if p.default is not None:
                 self.expr(p.default, scope)
+                self.check_record_default(p)
             if p.name in self.r.catalogues:
                 self.error(f"parameter '{p.name}' has the name of a catalogue; choose another name", p.pos)
             scope[p.name] = self.type_of(p.type)
+        self.enum_values(proc, [(p.name, p.default) for p in proc.params if p.default is not None])
         self.block(proc.syntax.body, scope)
+
+    def enum_values(self, proc, named) -> None:
+        """A literal argument or default (``named``: (parameter name, expression) pairs) of a ``one_of[...]``
+        parameter is one of its values."""
+        params = {p.name: p for p in proc.params}
+        for name, value in named:
+            p = params.get(name)
+            if p is None or not isinstance(p.type, tuple) or not isinstance(value, ast.Literal):
+                continue
+            if value.value is not None and value.value not in p.type[1]:
+                self.error(f"'{value.value}' is not one of the values of parameter '{name}' of procedure "
+                           f"'{proc.name}' ({', '.join(map(str, p.type[1]))})", value.pos,
+                           did_you_mean(str(value.value), [str(v) for v in p.type[1]]))
+
+    def check_record_default(self, p) -> None:
+        """A written-out default of a record type is completed like an input of that type (compiler.py): it
+        must give every field that neither the type nor a catalogue entry supplies, each of its type."""
+        from .analysis import NOT_WRITTEN_OUT, written_out
+        from .inputs import complete_default, holds_record_type
+        if isinstance(p.type, tuple) or p.type.name == "key_of" or not holds_record_type(self.r, p.type):
+            return
+        value = written_out(p.default)
+        if value is NOT_WRITTEN_OUT or value is None:
+            return
+        try:
+            complete_default(self.r, p.type, value, p.default.pos)
+        except InputError as e:
+            self.error(f"the default of parameter '{p.name}': {e.message}", p.default.pos, e.hint)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            self.error(f"the default of parameter '{p.name}' is not a {ast.type_text(p.type)}", p.default.pos)
 
     def block(self, statements, scope) -> None:
         for i, s in enumerate(statements):
@@ -338,6 +370,8 @@ class Checker:
                 self.used["procedures"].add(pname)
                 self.arguments(f"procedure '{pname}'", [p.name for p in proc.params],
                                {p.name for p in proc.params if p.default is None}, args, e.pos, allow_positional=True)
+                self.enum_values(proc, [(a.name or (proc.params[i].name if i < len(proc.params) else None), a.value)
+                                        for i, a in enumerate(args)])
                 return UNKNOWN
             case ast.Lookup(table=tname, args=args) | ast.Locate(table=tname, args=args):
                 for a in args:

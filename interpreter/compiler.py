@@ -26,11 +26,12 @@ from fractions import Fraction
 from typing import Any, Callable
 
 from . import syntax as ast
-from .analysis import analyse, procedure_facts, roll_kind
+from .analysis import NOT_WRITTEN_OUT, analyse, procedure_facts, roll_kind, written_out
 from .caching import EMIT as _EMIT, MEMO_LIMIT as _MEMO_LIMIT, STATIC as _STATIC, plan
 from .caching import bounded_result, untraced_runner
 from .dice import DiceKind, literal_kind
 from .errors import AdjudicationError, BuiltinArgumentError, LimitError, Refusal, did_you_mean
+from .inputs import complete_default, holds_record_type
 from .functions import AGGREGATES, BUILTINS, LIST_LENGTH  # noqa: F401  (AGGREGATES: importable from here too)
 from .model import Procedure, Ruleset, Stack
 from .names import free_names
@@ -98,6 +99,7 @@ class Compiler:
         self.static_slots = 0
         self.untraced = False     # compiling parts that only untraced runs use (caching.py): no trace code
         self.traced_pending: dict | None = None   # lazy compile: traced bodies not compiled yet, by procedure
+        self._param_constants: dict = {}          # procedure name -> its written-out parameter defaults
         # lengths from which a list or text just built is checked: its limit (which a ruleset may set low)
         # or its charge in steps (values.py), whichever comes first; shorter ones need no look
         limits = ruleset.limits
@@ -198,7 +200,7 @@ class Compiler:
                                        split.emits, frozenset(self.roll_names), split.middle_emits, split.calling)
 
         # literal defaults are plain values; others are evaluated per call, in order
-        constants = {p.name: _constant(p.default) for p in proc.params if _constant(p.default) is not _NOT_CONSTANT}
+        constants = self.param_constants(proc)
         defaults = [(p.name, self.expr(p.default)) for p in proc.params
                     if p.default is not None and p.name not in constants]
         name, cite = proc.name, proc.cite
@@ -275,6 +277,25 @@ class Compiler:
             return (compiled or compile_body())(env, rt)
         traced_pending[proc.name] = compile_body
         return body
+
+    def param_constants(self, proc: Procedure) -> dict:
+        """Each parameter default written out in full (a literal, or a list or record of literals) as its value,
+        in parameter order: filled in without evaluating anything. A default of a record type is completed as
+        an input of that type is (its catalogue entry's fields, the type's field defaults; the checker made
+        sure it can be)."""
+        found = self._param_constants.get(proc.name)
+        if found is None:
+            found = {}
+            for p in proc.params:
+                value = written_out(p.default)
+                if value is NOT_WRITTEN_OUT:
+                    continue
+                if value is not None and not isinstance(p.type, tuple) and p.type.name != "key_of" \
+                        and holds_record_type(self.ruleset, p.type):
+                    value = complete_default(self.ruleset, p.type, value, p.default.pos)
+                found[p.name] = value
+            self._param_constants[proc.name] = found
+        return found
 
     def block_parts(self, statements) -> tuple:
         """(statement closures, steps charged, first position, which statements can return) of a block."""
@@ -1455,8 +1476,7 @@ class Compiler:
         given = {k for k, _ in args}
         # literal defaults of the parameters left out go in at the call (after the given ones, as
         # the procedure itself would add them); a call that then covers every parameter skips that step
-        constants = {p.name: _constant(p.default) for p in proc.params
-                     if p.name not in given and _constant(p.default) is not _NOT_CONSTANT}
+        constants = {k: v for k, v in self.param_constants(proc).items() if k not in given}
         complete = all(p.name in given or p.name in constants for p in proc.params)
         build = _arguments(args, constants, _direct_fields([(k, a.value) for (k, _), a in zip(args, e.args)],
                                                           self.local_read))
@@ -1692,21 +1712,6 @@ _SEQUENCES = (str, tuple)
 _ROLL_SLOTS = {"original": 3, "doubles": 4, "dice": 0, "modifier": 2}   # where Roll._d keeps them
 _ROLL_FIELDS = {"original": lambda r: r._d[3], "final": lambda r: r._d[3] + r._d[2], "doubles": lambda r: r._d[4],
                 "dice": lambda r: r._d[0], "modifier": lambda r: r._d[2]}
-
-
-_NOT_CONSTANT = object()
-
-
-def _constant(e):
-    """The value of an expression that is written out in full (a literal, or a list or record of literals),
-    else _NOT_CONSTANT: such a parameter default is one value, filled in without evaluating anything."""
-    if isinstance(e, ast.Literal):
-        return e.value
-    if isinstance(e, ast.ListExpr) and all(isinstance(i, ast.Literal) for i in e.items):
-        return tuple(i.value for i in e.items)
-    if isinstance(e, ast.RecordExpr) and all(isinstance(v, ast.Literal) for _, v in e.fields):
-        return Record([(k, v.value) for k, v in e.fields])
-    return _NOT_CONSTANT
 
 
 def _loop_refused(items, rt, pos):

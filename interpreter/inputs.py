@@ -100,7 +100,12 @@ def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Documen
 
 
 def coerce(ruleset: Ruleset, ref, value: Any, doc: Document, path: tuple) -> Any:
-    if isinstance(ref, tuple):
+    if value is None:           # null (no value) of any type
+        return value
+    if isinstance(ref, tuple):  # ("enum", values): the schema let it through only when it is one of them
+        if value not in ref[1]:
+            raise InputError(f"'{value}' is not one of {', '.join(map(str, ref[1]))}", doc.at(path),
+                             did_you_mean(str(value), [str(v) for v in ref[1]]))
         return value
     if ref.name == "list":
         return tuple(coerce(ruleset, ref.item, v, doc, path + (i,)) for i, v in enumerate(value))
@@ -124,6 +129,29 @@ def coerce(ruleset: Ruleset, ref, value: Any, doc: Document, path: tuple) -> Any
         return complete_record(ruleset, ruleset.types[ref.name], value, doc, path)
     _check_field_names(value, doc, path)
     return freeze(value)
+
+
+class _At:
+    """Where a parameter's default is written: the position every error in completing it names."""
+
+    def __init__(self, pos):
+        self.pos = pos
+
+    def at(self, path):
+        return self.pos
+
+
+def holds_record_type(ruleset: Ruleset, ref) -> bool:
+    """Whether values of this type are (lists of) records of a declared type, which inputs complete."""
+    while not isinstance(ref, tuple) and ref.name == "list":
+        ref = ref.item
+    return not isinstance(ref, tuple) and ref.name in ruleset.types
+
+
+def complete_default(ruleset: Ruleset, ref, value: Any, pos) -> Any:
+    """A parameter's written-out default of a record type (or a list of them), completed as an input of that
+    type is: its catalogue entry's fields, then the type's field defaults. Errors name the default's position."""
+    return coerce(ruleset, ref, value, _At(pos), ())
 
 
 def _check_field_names(value: Any, doc: Document, path: tuple) -> None:
@@ -175,7 +203,7 @@ def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, pa
 def signature(proc: Procedure) -> str:
     parts = []
     for p in proc.params:
-        text = f"{p.name}: {p.type}"
+        text = f"{p.name}: {ast.type_text(p.type)}"
         if p.default is not None:
             text += f" = {ast.unparse(p.default)}"
         parts.append(text)

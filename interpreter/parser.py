@@ -295,6 +295,13 @@ class _ToAst(Transformer):
     def key_type(self, meta, children):
         return ast.TypeRef("key_of", str(children[0]))
 
+    def enum_type(self, meta, children):
+        """``one_of["a", "b"]``: the same enumeration as a record field's ``{enum: [a, b]}``."""
+        values = tuple(_unquote(c) for c in children)
+        if len(set(values)) != len(values):
+            raise InputError("one_of lists a value twice", self._pos(meta))
+        return ("enum", values)
+
     def doc(self, meta, children):
         return _unquote(children[0])
 

@@ -212,7 +212,14 @@ class TypeRef(Node):
     __slots__ = _fields = ("name", "item")
 
     def __str__(self) -> str:
-        return f"{self.name}[{self.item}]" if self.name in ("list", "key_of") else self.name
+        return f"{self.name}[{type_text(self.item)}]" if self.name in ("list", "key_of") else self.name
+
+
+def type_text(ref) -> str:
+    """A type as written in a procedure header: an enumeration as ``one_of["a", "b"]``."""
+    if isinstance(ref, tuple):
+        return "one_of[" + ", ".join(f'"{v}"' for v in ref[1]) + "]"
+    return str(ref)
 
 
 class Procedure(Node):

@@ -1,5 +1,6 @@
 """Bad input gets a positioned, plain-language error and exit code 2, never a traceback."""
 
+import json
 import re
 
 import pytest
@@ -166,3 +167,37 @@ def test_check_refuses_a_key_of_an_unknown_catalogue_or_a_default_outside_it(tmp
     (root / "ruleset.yaml").write_text(text)
     code, out, err = cli("check", root)
     assert_clean_error(code, err, "names catalogue 'terain', which does not exist", "did you mean 'terrain'")
+
+
+def test_check_refuses_a_record_default_missing_a_field_its_type_needs(tmp_path, cli):
+    # 'ghost' is no catalogue entry, so every field of a unit must be written out: morale is missing
+    root = write_ruleset(tmp_path, {"procedures/shoot.ump": (
+        'procedure shoot(target: unit = {id: "T", counter: "ghost", fp: 2}):\n    return {m: target.morale}\n')})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "shoot.ump:1:32", "the default of parameter 'target'", "missing: morale")
+
+
+LIMBER = ('procedure limber(gun: any, action: one_of["limber", "unlimber"] = "limber"):\n'
+          '    return {gun: gun, limbered: action == "limber"}\n')
+
+
+def test_a_one_of_parameter_takes_only_its_values(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"procedures/limber.ump": LIMBER, "situations/ok.yaml":
+                                    "ruleset: ..\nprocedure: limber\ninputs: {gun: G, action: unlimber}\n",
+                                    "situations/bad.yaml":
+                                    "ruleset: ..\nprocedure: limber\ninputs: {gun: G, action: unlimbr}\n"})
+    code, out, err = cli("resolve", root / "situations/ok.yaml", "--json")
+    assert code == 0, err
+    assert json.loads(out)["result"]["limbered"] is False
+    code, out, err = cli("resolve", root / "situations/bad.yaml")
+    assert_clean_error(code, err, "bad.yaml:3:", "unlimbr")
+    code, out, err = cli("list", root)
+    assert 'action: one_of["limber", "unlimber"] = "limber"' in out
+
+
+def test_check_refuses_a_literal_outside_a_one_of_parameter(tmp_path, cli):
+    root = write_ruleset(tmp_path, {"procedures/limber.ump": LIMBER + (
+        '\nprocedure tow(gun: any):\n    return call limber(gun: gun, action: "limbr")\n')})
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "limber.ump:5:42", "'limbr' is not one of the values of parameter 'action'",
+                       "did you mean 'limber'")

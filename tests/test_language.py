@@ -493,6 +493,22 @@ def test_with_a_value_that_is_not_a_record_is_a_positioned_error(tmp_path):
     assert out.status == "error" and "'with' updates a record, not number 3" in out.reason, out.reason
 
 
+# ---- a parameter's record default is completed like an input ---------------------------
+
+DEFAULT_PROC = """procedure shoot(target: unit = {id: "T", counter: "green"}, others: list[unit] = [{id: "O", counter: "rifle"}]):
+    return {morale: target.morale, broken: target.broken, terrain: target.terrain, other_fp: others[0].fp}
+"""
+
+
+def test_a_record_default_is_completed_from_its_catalogue_entry_and_field_defaults(tmp_path):
+    root = write_ruleset(tmp_path, {"procedures/shoot.ump": DEFAULT_PROC})
+    for trace in (True, False):
+        r = load_ruleset(root)
+        out = adjudicate(r, find_procedure(r, "shoot"), {}, GivenDice([]), None, trace=trace)
+        assert out.status == "ok", out.reason
+        assert out.value == {"morale": 6, "broken": False, "terrain": "open", "other_fp": 4}
+
+
 # ---- decimals written in YAML are exact ---------------------------------------------
 
 DECIMAL_TABLE = """tables:
