@@ -47,9 +47,10 @@ def _get(record, name, default=None):
 
 
 def _whole(x, what: str) -> int:
-    if x.__class__ is not int:
+    """A whole number (a roll counts as its final value), never true or false."""
+    if not isinstance(x, int) or isinstance(x, bool):
         raise BuiltinArgumentError(f"{what} must be a whole number, not {type_name(x)} {show(x)}")
-    return x
+    return int(x)
 
 
 def _range_bounds(*args) -> tuple[int, int]:
@@ -62,6 +63,11 @@ def _range_bounds(*args) -> tuple[int, int]:
 def _range(*args):
     lo, hi = _range_bounds(*args)
     return tuple(range(lo, hi))
+
+
+def _range_length(*args) -> int:
+    lo, hi = _range_bounds(*args)
+    return max(0, hi - lo)
 
 
 def _index_of(xs, x):
@@ -90,7 +96,7 @@ BUILTINS: dict[str, tuple[Callable, int, int]] = {
 # builtins that build a list: the length they would build from their arguments, checked against limit
 # 'list' before anything is built (so `range(10 ** 12)` is refused at once, not after filling memory)
 LIST_LENGTH: dict[str, Callable] = {
-    "range": lambda *args: max(0, (lambda lo, hi: hi - lo)(*_range_bounds(*args))),
+    "range": _range_length,
 }
 
 AGGREGATES = {"sum", "count", "any", "all", "min", "max", "list", "first", "highest", "lowest"}
