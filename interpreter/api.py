@@ -387,7 +387,7 @@ def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), k
 def describe_ruleset(r: Ruleset) -> dict:
     """Everything a ruleset defines, as data (``umpire list --json --full``, the web workbench)."""
     from .inputs import signature
-    from .syntax import unparse
+    from .syntax import type_text, unparse
     from .tables import UNKNOWN
     from .values import show
 
@@ -404,9 +404,6 @@ def describe_ruleset(r: Ruleset) -> dict:
         return None if a is None else {"title": a.title, "match": a.match, "open": a.open,
                                        "headings": [None if h is None else show(h) for h in a.headings]}
 
-    def type_text(t):
-        return f"one of {', '.join(map(str, t[1]))}" if isinstance(t, tuple) else str(t)
-
     return {
         "ruleset": r.id, "title": r.title, "source": r.source, "overlays": list(r.overlays),
         "dice": {name: str(k) for name, k in r.dice.items()},
@@ -416,7 +413,7 @@ def describe_ruleset(r: Ruleset) -> dict:
                   for name, t in r.types.items()},
         "procedures": [{"name": p.name, "signature": signature(p), "cite": p.cite, "doc": p.doc,
                         "file": str(p.pos),
-                        "params": [{"name": a.name, "type": str(a.type),
+                        "params": [{"name": a.name, "type": type_text(a.type),
                                     "default": None if a.default is None else unparse(a.default)}
                                    for a in p.params]}
                        for p in r.procedures.values()],

@@ -105,7 +105,8 @@ def _reachable(ruleset, proc) -> dict:
 
 
 def _analyse(ruleset, proc) -> dict[str, frozenset]:
-    sources = [p.name for p in proc.syntax.params if p.type is not None and p.type.name not in _SCALAR_TYPES]
+    sources = [p.name for p in proc.syntax.params if p.type is not None and not isinstance(p.type, tuple)
+               and p.type.name not in _SCALAR_TYPES]   # an enumeration (a tuple) holds text
     if not sources:
         return {}
     procs = _reachable(ruleset, proc)

@@ -509,6 +509,23 @@ def test_a_record_default_is_completed_from_its_catalogue_entry_and_field_defaul
         assert out.value == {"morale": 6, "broken": False, "terrain": "open", "other_fp": 4}
 
 
+def test_exact_odds_of_a_procedure_with_a_one_of_parameter(tmp_path):
+    # the odds engine's analyses read parameter types: an enumeration (not a record type) is text to them
+    from interpreter.api import load_situation
+    from interpreter.odds import exact_odds
+    root = write_ruleset(tmp_path, {"procedures/ammo.ump": (
+        'procedure shot(ammo: one_of["he", "ap"], target: unit):\n'
+        '    roll d = d6\n'
+        '    return {hit: d <= (4 if ammo == "he" else 2), who: target.id}\n\n'
+        'procedure volley(ammo: one_of["he", "ap"], targets: list[unit]):\n'
+        '    return {hits: count(r for r in list(call shot(ammo: ammo, target: t) for t in targets) if r.hit)}\n'),
+        "situations/volley.yaml": "ruleset: ..\nprocedure: volley\n"
+                                  "inputs: {ammo: he, targets: [{id: X, counter: rifle}, {id: Y, counter: rifle}]}\n"})
+    report = exact_odds(load_situation(root / "situations/volley.yaml"), ["hits"])
+    assert {label: p for label, p, _ in report.rows} == {"hits=2": Fraction(4, 9), "hits=1": Fraction(4, 9),
+                                                         "hits=0": Fraction(1, 9)}
+
+
 # ---- decimals written in YAML are exact ---------------------------------------------
 
 DECIMAL_TABLE = """tables:
