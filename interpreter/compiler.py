@@ -175,29 +175,16 @@ class Compiler:
     def compile_procedure(self, proc: Procedure) -> None:
         """Set ``proc.run``, ``run_untraced`` and ``fill_defaults``.
 
-        A lazily compiled ruleset compiles the traced body when a traced run (or an untraced run's rare
-        fallback to it, or the state enumerator's ``parts``) first needs it: `umpire test` and `simulate`
-        run untraced only, and compiling both forms of every procedure they touch doubled their start.
+        A lazily compiled ruleset compiles each form when it is first needed: the traced body when a traced
+        run (or an untraced run's rare fallback to it, or the state enumerator's ``parts``) first needs it,
+        the untraced run on the first untraced run. `umpire test` and `simulate` run untraced only and
+        `resolve` traced only; compiling both forms of every procedure they touch doubled their start.
         """
-        facts = self.enter(proc)
+        self.enter(proc)
         added_by_overlay = self.in_overlay
         statements = proc.syntax.body
         body = self.traced_body(proc, statements)
-        # the deterministic start and end of the body are reused across untraced runs (caching.py)
-        split = facts["plan"] if self.prefix_caching else plan(self.ruleset, proc, self.globals, False)
-        k, j = split.prefix_end, split.suffix_start
-        self.untraced = True
-        try:
-            prefix = self.block(statements[:k]) if k else None
-            self.static_names = split.static_names
-            self.static_slots = 0
-            middle = self.block_parts(statements[k:j])[:3] if k < j else None
-            self.static_names = set()
-            suffix = self.block(statements[j:]) if j < len(statements) else None
-        finally:
-            self.untraced = False
-        run_untraced = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
-                                       split.emits, frozenset(self.roll_names), split.middle_emits, split.calling)
+        run_untraced = self.untraced_run(proc, statements, body)
 
         # literal defaults are plain values; others are evaluated per call, in order
         constants = self.param_constants(proc)
@@ -243,18 +230,54 @@ class Compiler:
                 """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
                 fill_defaults(env, rt)
                 if rt.trace is None:
-                    return run_untraced(env, rt)
+                    return proc.run_untraced(env, rt)
                 return run_traced(env, rt)
         else:
             def run(env: dict, rt) -> Any:
                 """Run the procedure; ``env`` (a fresh dict of the arguments) becomes its local variables."""
                 if rt.trace is None:
-                    return run_untraced(env, rt)
+                    return proc.run_untraced(env, rt)
                 return run_traced(env, rt)
 
         proc.run = run
         proc.run_untraced = run_untraced
         proc.fill_defaults = fill_defaults if constants or defaults else None
+
+    def untraced_run(self, proc: Procedure, statements, body: Fn) -> Fn:
+        """The untraced run (caching.py's runner over the reusable prefix and suffix): compiled now in an eager
+        compile, else on the first untraced run, after which it replaces ``proc.run_untraced`` (every caller
+        reads that attribute when it calls)."""
+        def compile_untraced() -> Fn:
+            facts = self.enter(proc)
+            # the deterministic start and end of the body are reused across untraced runs (caching.py)
+            split = facts["plan"] if self.prefix_caching else plan(self.ruleset, proc, self.globals, False)
+            k, j = split.prefix_end, split.suffix_start
+            self.untraced = True
+            try:
+                prefix = self.block(statements[:k]) if k else None
+                self.static_names = split.static_names
+                self.static_slots = 0
+                middle = self.block_parts(statements[k:j])[:3] if k < j else None
+                self.static_names = set()
+                suffix = self.block(statements[j:]) if j < len(statements) else None
+            finally:
+                self.untraced = False
+            return untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
+                                   split.emits, frozenset(self.roll_names), split.middle_emits, split.calling)
+
+        if self.traced_pending is None:
+            return compile_untraced()
+        compiled = None
+
+        def first_untraced_run(env, rt):
+            nonlocal compiled
+            if compiled is None:
+                with self.lock:     # the compiler's per-procedure state is shared: one compile at a time
+                    if compiled is None:
+                        compiled = compile_untraced()
+                proc.run_untraced = compiled
+            return compiled(env, rt)
+        return first_untraced_run
 
     def traced_body(self, proc: Procedure, statements) -> Fn:
         """The body's traced block: compiled now in an eager compile, else on its first run."""
