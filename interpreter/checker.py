@@ -151,7 +151,7 @@ class Checker:
         must give every field that neither the type nor a catalogue entry supplies, each of its type."""
         from .analysis import NOT_WRITTEN_OUT, written_out
         from .inputs import complete_default, holds_record_type
-        if isinstance(p.type, tuple) or p.type.name == "key_of" or not holds_record_type(self.r, p.type):
+        if not holds_record_type(self.r, p.type):
             return
         value = written_out(p.default)
         if value is NOT_WRITTEN_OUT or value is None:

@@ -313,8 +313,7 @@ class Compiler:
                 value = written_out(p.default)
                 if value is NOT_WRITTEN_OUT:
                     continue
-                if value is not None and not isinstance(p.type, tuple) and p.type.name != "key_of" \
-                        and holds_record_type(self.ruleset, p.type):
+                if value is not None and holds_record_type(self.ruleset, p.type):
                     value = complete_default(self.ruleset, p.type, value, p.default.pos)
                 found[p.name] = value
             self._param_constants[proc.name] = found

@@ -142,7 +142,8 @@ class _At:
 
 
 def holds_record_type(ruleset: Ruleset, ref) -> bool:
-    """Whether values of this type are (lists of) records of a declared type, which inputs complete."""
+    """Whether values of this type are (lists of) records of a declared type, which inputs complete (never an
+    enumeration or a key_of name)."""
     while not isinstance(ref, tuple) and ref.name == "list":
         ref = ref.item
     return not isinstance(ref, tuple) and ref.name in ruleset.types
