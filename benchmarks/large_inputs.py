@@ -50,7 +50,7 @@ def procedure_file(size: int):
 CHILD = """
 import sys
 sys.path.insert(0, {root!r})
-from interpreter.cli import main
+from interpreter.cli.main import main
 sys.exit(main(["check", {ruleset!r}]))
 """
 

@@ -48,10 +48,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from interpreter.api import adjudicate, load_ruleset, load_situation  # noqa: E402
-from interpreter.dice import SeededDice  # noqa: E402
-from interpreter.odds import exact_odds, simulate  # noqa: E402
-from interpreter.tables import UNKNOWN  # noqa: E402
-from interpreter.values import thaw  # noqa: E402
+from interpreter.model.dice import SeededDice  # noqa: E402
+from interpreter.odds.exact import exact_odds  # noqa: E402
+from interpreter.odds.simulation import simulate  # noqa: E402
+from interpreter.model.tables import UNKNOWN  # noqa: E402
+from interpreter.model.values import thaw  # noqa: E402
 
 FIXTURE = ROOT / "benchmarks" / "fixtures" / "ift-fixture.yaml"
 FIXTURE_RULESET = ROOT / "benchmarks" / "fixtures" / "aslsk-ift"   # a frozen copy (see its README)

@@ -2,31 +2,30 @@
 
 ``load_ruleset`` runs the whole pipeline (read -> schema -> model -> check ->
 compile). A second process on unchanged files reads the checked model from the
-on-disk cache (load_cache.py) instead; within a process the result is also kept,
+on-disk cache (loading/cache.py) instead; within a process the result is also kept,
 keyed by the files' paths, sizes and modification times, so repeated commands
 and test cases load once. Procedures are compiled the first time they run.
 """
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .dice import DiceSource, GivenDice
 from .errors import AdjudicationError, InputError, Refusal, diagnostics, did_you_mean
-from .loader import find_root, ruleset_files
-from .model import Procedure, Ruleset
-from .runtime import Runtime
-from .source import Document
-from .trace import Trace
-from .values import thaw
+from .loading.loader import find_root, ruleset_files
+from .model.dice import DiceSource, GivenDice
+from .model.ruleset import Procedure, Ruleset
+from .model.values import thaw
+from .reading.source import Document
+from .runtime.memory import gc_paused
+from .runtime.state import Runtime
+from .runtime.trace import Trace
 
 # Reading, validating and checking sources (ruamel.yaml, jsonschema, lark, the checker) are imported only when
-# a load is not served by the cache; see load_cache.py. Trace and runtime are light and always needed.
+# a load is not served by the cache; see loading/cache.py. Trace and runtime are light and always needed.
 
 _CACHE: dict[tuple, tuple[Ruleset, list[str]]] = {}
 KEPT_LOADS = 16
@@ -59,7 +58,7 @@ def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = Tru
     deterministic prefixes (for measuring what that reuse is worth). ``lazy=False`` compiles every
     procedure now rather than when it first runs.
     """
-    from .compiler import Compiler
+    from .compiling.compiler import Compiler
     root = find_root(path)
     overlays = tuple(str(o) for o in overlays)
     key = (str(Path(root).resolve()),) + _fingerprint(ruleset_files(root) + list(overlays)) + (prefix_caching,)
@@ -75,26 +74,13 @@ def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = Tru
     return ruleset, warnings
 
 
-@contextmanager
-def gc_paused():
-    """No cyclic garbage collection while a load builds its many long-lived objects: the collector would
-    only traverse them again and again (a fifth of a cached load's time), and a load makes little garbage."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def read_checked(root: Path, overlays: tuple = ()) -> tuple[Ruleset, list[str]]:
     """The ruleset's checked and analysed model (not compiled) and its warnings: from the on-disk
     cache when an entry for exactly these file contents exists, else built and then stored."""
-    from . import load_cache
+    from .loading import cache as load_cache
     texts = cache_key = None
     if load_cache.folder() is not None:
-        from .source import read_text
+        from .reading.source import read_text
         try:
             sources = [(str(p), read_text(p)) for p in ruleset_files(root)] + [(o, read_text(o)) for o in overlays]
         except InputError:
@@ -106,12 +92,12 @@ def read_checked(root: Path, overlays: tuple = ()) -> tuple[Ruleset, list[str]]:
             if found is not None:
                 found[0].cache_key = cache_key
                 return found
-    from .checker import check
-    from .analysis import analyse
-    from .loader import read_ruleset
+    from .analysis.facts import analyse
+    from .compiling.checker import check
+    from .loading.loader import read_ruleset
     ruleset = read_ruleset(root, texts)
     if overlays:
-        from .overlay import apply_overlays
+        from .loading.overlay import apply_overlays
         apply_overlays(ruleset, overlays, texts)
     warnings = check(ruleset)
     analyse(ruleset)
@@ -123,7 +109,7 @@ def read_checked(root: Path, overlays: tuple = ()) -> tuple[Ruleset, list[str]]:
 
 def clear_cache() -> None:
     """Forget what this process has loaded (the on-disk cache is kept: it is keyed by content)."""
-    from . import load_cache
+    from .loading import cache as load_cache
     _CACHE.clear()
     load_cache.forget()
 
@@ -161,7 +147,7 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
     ``roots`` (ruleset folders), when given, are the only rulesets the situation may name,
     and the only places its ``with:`` overlays may come from (a server's served rulesets).
     """
-    from .load_cache import valid_document
+    from .loading.cache import valid_document
     doc = valid_document(path, "situation", text)
     data = doc.data
     ruleset_path = (Path(path).parent / data["ruleset"])
@@ -185,7 +171,7 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
 
 def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset) -> Situation:
     """A Situation from a mapping (a situation file, or one test case)."""
-    from .inputs import prepare_inputs
+    from .loading.inputs import prepare_inputs
     proc = find_procedure(ruleset, data["procedure"], doc.at(path + ("procedure",)))
     args = prepare_inputs(ruleset, proc, data.get("inputs") or {}, doc, path + ("inputs",))
     dice = list(data.get("dice") or [])
@@ -200,7 +186,7 @@ def decisions(ruleset: Ruleset, proc: Procedure) -> set[str]:
     """The names of every decision (``choose NAME``) the procedure, or any procedure it calls, can take."""
     found = proc.analysis.get("decisions")      # worked out at load (analysis.analyse)
     if found is None:
-        from .purity import decisions_by_procedure
+        from .analysis.purity import decisions_by_procedure
         found = decisions_by_procedure(ruleset)[proc.name]
     return found
 
@@ -322,74 +308,12 @@ def outcome_json(s: Situation, outcome: Outcome) -> dict:
     return data
 
 
-def stop_kind(label: str) -> str | None:
-    """Which kind of stop an odds row is ("needs chart", "refused", "error"), or None for a result."""
-    for kind in ("needs chart", "refused", "error"):
-        if label.startswith(kind + ":"):
-            return kind
-    return None
-
-
-def report_json(report, s: Situation, by: list) -> dict:
-    """An odds or simulation report as data; each outcome says whether it is a stop (needs chart ...)."""
-    data = dict(report.as_json(), situation=s.file, by=list(by))
-    if not report.exact:
-        data["seed"] = report.seed
-        data["jobs"] = getattr(report, "jobs", 1)
-    for row in data["outcomes"]:
-        row["stop"] = stop_kind(row["outcome"])
-    return data
-
-
-def odds_json(s: Situation, by: list, all_dice: bool = False, budget: int | None = None) -> dict:
-    """Exact odds as data (``umpire odds --json``)."""
-    from .odds import budgeted_odds
-    if all_dice:
-        s.dice, s.dice_positions = [], []
-    return report_json(budgeted_odds(s, list(by), budget), s, by)
-
-
-def simulate_json(s: Situation, runs: int, seed: int | None, by: list) -> dict:
-    """A Monte Carlo estimate as data (``umpire simulate --json``)."""
-    from .odds import simulate
-    if runs < 1:
-        raise InputError("--runs must be at least 1")
-    return report_json(simulate(s, runs, seed, list(by)), s, by)
-
-
-def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), keep_dice: bool = False,
-                 situation_text: str | None = None, roots=None) -> dict:
-    """What overlays change, and (with a situation) the outcome shares before and after (``umpire diff``)."""
-    if not overlays:
-        raise InputError("diff compares the ruleset with overlays: add --with OVERLAY")
-    r = load_ruleset(ruleset_path, tuple(overlays))
-    groups: dict[str, list] = {}
-    for c in r.changes:
-        groups.setdefault(c.group, []).append(c)
-    data: dict = {"changes": {g: [{"name": c.name, "change": c.what, "from": str(c.origin)} for c in cs]
-                              for g, cs in groups.items()}}
-    if situation is not None:
-        from .odds import exact_odds
-        before_s = load_situation(situation, (), situation_text, roots)
-        after_s = load_situation(situation, tuple(overlays), situation_text, roots)
-        if not keep_dice:
-            for sit in (before_s, after_s):
-                sit.dice, sit.dice_positions = [], []
-        before = {l: p for l, p, _ in exact_odds(before_s, list(by)).rows}
-        after = {l: p for l, p, _ in exact_odds(after_s, list(by)).rows}
-        labels = sorted(set(before) | set(after), key=lambda l: -max(before.get(l, 0), after.get(l, 0)))
-        data["outcomes"] = [{"outcome": l, "before": str(before.get(l, 0)), "after": str(after.get(l, 0)),
-                             "change": float(after.get(l, 0)) - float(before.get(l, 0)), "stop": stop_kind(l)}
-                            for l in labels]
-    return data
-
-
 def describe_ruleset(r: Ruleset) -> dict:
     """Everything a ruleset defines, as data (``umpire list --json --full``, the web workbench)."""
-    from .inputs import signature
-    from .syntax import type_text, unparse
-    from .tables import UNKNOWN
-    from .values import show
+    from .loading.inputs import signature
+    from .model.tables import UNKNOWN
+    from .model.values import show
+    from .reading.syntax import type_text, unparse
 
     def cell(t, ri, ci):
         v = t.cells[ri][ci]

@@ -38,7 +38,7 @@ def _load_cache_folder(tmp_path_factory):
 @pytest.fixture
 def cli(capsys):
     """Run the umpire command in-process; returns (exit code, stdout, stderr)."""
-    from interpreter.cli import main
+    from interpreter.cli.main import main
 
     def run(*args):
         code = main([str(a) for a in args])

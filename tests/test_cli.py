@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from interpreter.errors import InputError, Position
-from interpreter.parser import parse_expression, parse_module
-from interpreter.source import load_yaml
+from interpreter.reading.parser import parse_expression, parse_module
+from interpreter.reading.source import load_yaml
 
 from conftest import ROOT
 
@@ -38,7 +38,7 @@ def test_explain_cites_the_rules_at_each_step_of_the_book_example(cli):
 @pytest.mark.parametrize("command", ["check", "list", "resolve", "test", "odds", "simulate", "charts", "diff",
                                      "set", "schema", "serve"])
 def test_every_command_explains_itself(command, capsys):
-    from interpreter.cli import main
+    from interpreter.cli.main import main
     with pytest.raises(SystemExit) as e:
         main([command, "--help"])
     assert e.value.code == 0

@@ -43,7 +43,7 @@ def _id(path: Path) -> str:
 
 @pytest.mark.parametrize("case_file", CASES, ids=_id)
 def test_hostile_input(case_file, tmp_path, capsys):
-    from interpreter.cli import main
+    from interpreter.cli.main import main
     case = YAML(typ="safe").load(case_file)
     root = tmp_path / "mini"
     shutil.copytree(FIXTURE, root)
@@ -99,7 +99,7 @@ def test_the_corpus_covers_every_category():
 
 def test_a_trace_line_renders_only_what_it_shows():
     """A loop growing a list must not make its trace quadratic: a value is rendered only up to the cut."""
-    from interpreter.values import Record, brief
+    from interpreter.model.values import Record, brief
 
     class Unreachable:
         def __str__(self):

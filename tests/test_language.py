@@ -5,11 +5,11 @@ from fractions import Fraction
 import pytest
 
 from interpreter.api import adjudicate, find_procedure, load_ruleset
-from interpreter.dice import GivenDice, SeededDice
+from interpreter.model.dice import GivenDice, SeededDice
 from interpreter.errors import InputError, LimitError, Position
-from interpreter.parser import parse_expression
-from interpreter.tables import parse_band
-from interpreter.values import Record
+from interpreter.reading.parser import parse_expression
+from interpreter.model.tables import parse_band
+from interpreter.model.values import Record
 
 from conftest import FIXTURE, write_ruleset
 
@@ -17,8 +17,8 @@ from conftest import FIXTURE, write_ruleset
 def run(proc_name, args, dice=(), seed=0, choices=None, root=FIXTURE):
     r = load_ruleset(root)
     proc = find_procedure(r, proc_name)
-    from interpreter.inputs import coerce
-    from interpreter.source import Document
+    from interpreter.loading.inputs import coerce
+    from interpreter.reading.source import Document
     doc = Document("test", None)
     prepared = {p.name: coerce(r, p.type, args[p.name], doc, (p.name,)) for p in proc.params if p.name in args}
     return adjudicate(r, proc, prepared, GivenDice(list(dice), seed), choices)
@@ -47,9 +47,9 @@ def test_cowering_shifts_two_columns_for_inexperienced_and_falls_off_the_table()
 
 def test_leadership_group_keeps_only_the_best_and_the_total_is_capped():
     r = load_ruleset(FIXTURE)
-    from interpreter.stacks import evaluate_stack
-    from interpreter.runtime import Runtime
-    from interpreter.trace import Trace
+    from interpreter.model.stacks import evaluate_stack
+    from interpreter.runtime.state import Runtime
+    from interpreter.runtime.trace import Trace
     rt = Runtime(r, SeededDice(1), Trace())
     target = Record({"terrain": "building"})
     assert evaluate_stack(r.stacks["drm"], {"target": target, "leader_drm": -2, "smoke": 0}, rt, None) == 0
@@ -138,9 +138,9 @@ def test_expressions_parse_with_positions_inside_yaml():
 
 
 def _fresh(root, caching: bool):
-    from interpreter.checker import check
-    from interpreter.compiler import Compiler
-    from interpreter.loader import find_root, read_ruleset
+    from interpreter.compiling.checker import check
+    from interpreter.compiling.compiler import Compiler
+    from interpreter.loading.loader import find_root, read_ruleset
     r = read_ruleset(find_root(root))
     check(r)
     Compiler(r, prefix_caching=caching).compile()
@@ -151,7 +151,7 @@ def test_an_untraced_run_calls_procedures_that_are_not_compiled_yet():
     """A lazily compiled ruleset (the default load) runs untraced calls into procedures compiled on first use."""
     from pathlib import Path
     from interpreter.api import load_situation
-    from interpreter.values import thaw
+    from interpreter.model.values import thaw
     situation = Path(__file__).resolve().parent.parent / "benchmarks" / "fixtures" / "ift-attack.yaml"
     fixture = situation.parent / "ift-fixture.yaml"
     results = {}
@@ -170,8 +170,8 @@ def test_the_prefix_cache_changes_no_result():
     """Reusing the deterministic start of a procedure gives the same results, run after run."""
     from pathlib import Path
     from interpreter.api import situation_from
-    from interpreter.source import load_yaml
-    from interpreter.values import thaw
+    from interpreter.reading.source import load_yaml
+    from interpreter.model.values import thaw
     root_dir = Path(__file__).resolve().parent.parent
     paths = sorted(root_dir.glob("rulesets/*/situations/*.yaml")) + [FIXTURE / "situations/attack.yaml"]
     loaded = {}  # one load per ruleset and mode: the caches are per procedure and argument set, not per situation
@@ -327,7 +327,7 @@ def test_a_sized_die_is_written_d_and_its_expression_is_checked(tmp_path):
 
 def test_exact_odds_of_a_sized_die_are_uniform(tmp_path):
     from interpreter.api import load_situation
-    from interpreter.odds import exact_odds
+    from interpreter.odds.exact import exact_odds
     root = write_ruleset(tmp_path, {"procedures/extra.ump": _PICK, "situations/pick.yaml":
                                     "ruleset: ..\nprocedure: pick_one\ninputs: {items: [a, b, c, d]}\n"})
     report = exact_odds(load_situation(root / "situations/pick.yaml"), ["picked"])
@@ -368,7 +368,7 @@ def test_hex_distance_in_each_layout(tmp_path, layout, a, b, expected):
 
 
 def test_hex_distance_agrees_between_offset_and_cube_coordinates(tmp_path):
-    from interpreter.hexgrid import hex_distance, to_cube
+    from interpreter.model.hexgrid import hex_distance, to_cube
     from itertools import product
     cells = list(product(range(-3, 5), range(-3, 5)))
     for layout in ("odd-q", "even-q", "odd-r", "even-r"):
@@ -470,7 +470,7 @@ procedure bad_merge(unit: any, other: any):
 
 def test_with_merges_a_record_computed_at_run_time(tmp_path):
     from interpreter.api import load_situation
-    from interpreter.odds import exact_odds
+    from interpreter.odds.exact import exact_odds
     root = write_ruleset(tmp_path, {"procedures/merge.ump": MERGE_PROC, "situations/move.yaml":
                                     "ruleset: ..\nprocedure: move\ninputs: {unit: {id: A, roll: 0}, hex: h1}\n"})
     for trace in (True, False):
@@ -512,7 +512,7 @@ def test_a_record_default_is_completed_from_its_catalogue_entry_and_field_defaul
 def test_exact_odds_of_a_procedure_with_a_one_of_parameter(tmp_path):
     # the odds engine's analyses read parameter types: an enumeration (not a record type) is text to them
     from interpreter.api import load_situation
-    from interpreter.odds import exact_odds
+    from interpreter.odds.exact import exact_odds
     root = write_ruleset(tmp_path, {"procedures/ammo.ump": (
         'procedure shot(ammo: one_of["he", "ap"], target: unit):\n'
         '    roll d = d6\n'
@@ -574,7 +574,7 @@ def test_uncapped_reads_a_capped_stack_total_before_its_caps(tmp_path):
 
 
 def test_uncapped_is_a_reserved_word_and_still_refuses_out_of_range_totals(tmp_path):
-    from interpreter.parser import KEYWORDS
+    from interpreter.reading.parser import KEYWORDS
     assert "uncapped" in KEYWORDS
     root = write_ruleset(tmp_path, {"procedures/raw.ump": (
         "procedure raw_low(d: int):\n"

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from interpreter import api, load_cache
-from interpreter.model_codec import LazyProcedure, dumps
+from interpreter import api
+
+from interpreter.loading import cache as load_cache
+from interpreter.loading.codec import LazyProcedure, dumps
 
 from conftest import FIXTURE, ROOT, RULESETS, write_ruleset
 
@@ -109,7 +111,7 @@ def test_errors_point_at_the_same_place_from_the_cache(tmp_path, cache_dir, monk
 
 
 def test_a_document_read_from_the_cache_is_the_document_read_from_its_file(cache_dir):
-    from interpreter.source import load_yaml
+    from interpreter.reading.source import load_yaml
     for path, kind in [(FIXTURE / "situations" / "attack.yaml", "situation"), (FIXTURE / "tests" / "cases.yaml", "tests")]:
         load_cache.valid_document(path, kind)
         cached = load_cache.valid_document(path, kind)
@@ -344,7 +346,7 @@ def test_the_default_folder_follows_xdg(monkeypatch, tmp_path):
 def test_a_warm_start_imports_no_parser_schema_yaml_or_web_library(command, tmp_path):
     env = dict(os.environ, UMPIRE_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("UMPIRE_CACHE", None)
-    probe = ("import sys\nfrom interpreter.cli import main\ncode = main(sys.argv[1:])\n"
+    probe = ("import sys\nfrom interpreter.cli.main import main\ncode = main(sys.argv[1:])\n"
              "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
              "('lark', 'jsonschema', 'ruamel', 'starlette', 'uvicorn', 'matplotlib', 'icepool'))\n"
              "print('HEAVY', heavy, code)\n")

@@ -7,7 +7,8 @@ import pytest
 from interpreter.errors import LimitError
 
 from interpreter.api import load_situation
-from interpreter.odds import exact_odds, simulate
+from interpreter.odds.exact import exact_odds
+from interpreter.odds.simulation import simulate
 
 from conftest import FIXTURE, ROOT, write_ruleset
 
@@ -124,7 +125,7 @@ def test_merging_unneeded_fields_never_changes_the_odds(path):
     """For every result field as the grouping (and for the whole result), the shares are identical."""
     s = situation(path)
     fields = set()
-    from interpreter.odds import Enumerator
+    from interpreter.odds.paths import Enumerator
     values = Enumerator(s.ruleset, s.choices, 500_000).distribution(s.procedure, s.args, s.dice)
     for v in values:
         if hasattr(v, "keys"):
@@ -274,10 +275,10 @@ def test_an_error_in_a_simulation_process_is_reported_like_one_in_a_single_proce
                                  {"by": True, "merge_states": False, "merge_unneeded": False}],
                          ids=["paths", "states", "states-whole", "paths-only"])
 def test_exact_odds_leave_nothing_for_the_garbage_collector(where, how):
-    """exact_odds pauses the cyclic collector (api.gc_paused): that is only safe while it leaves no cyclic
+    """exact_odds pauses the cyclic collector (runtime.memory.gc_paused): that is only safe while it leaves no cyclic
     garbage (a runtime and its call hook refer to each other until the hook is taken off)."""
     import gc
-    from interpreter.odds import result_fields
+    from interpreter.odds.exact import result_fields
     if where == "mini":
         s = situation(FIXTURE / "situations/attack.yaml")
     else:

@@ -306,7 +306,7 @@ def test_a_table_cannot_both_be_of_unknown_structure_and_list_rows(tmp_path):
 
 
 def test_a_case_may_change_some_inputs_of_the_situation_it_reuses(tmp_path):
-    from interpreter.testing import load_cases, run_case
+    from interpreter.tools.testing import load_cases, run_case
     root = write_ruleset(tmp_path, {"tests/changes.yaml": """ruleset: ..
 cases:
   - id: longer
@@ -361,7 +361,7 @@ def test_a_test_case_may_bring_its_own_overlays_after_the_files(tmp_path):
         "  - id: FILE-ONLY\n    situation: ../situations/attack.yaml\n    expect: {final_dr: 8}\n"
         "  - id: OWN-TOO\n    situation: ../situations/attack.yaml\n    with: [../night.yaml]\n"
         "    expect: {final_dr: 7}\n")
-    from interpreter.testing import collect, run_case
+    from interpreter.tools.testing import collect, run_case
     cases = {c.id: c for c in collect(root)}
     assert cases["OWN-TOO"].overlays == (str(root / "tests/../woods3.yaml"), str(root / "tests/../night.yaml"))
     for case in cases.values():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from interpreter.testing import collect, run_case
+from interpreter.tools.testing import collect, run_case
 
 from conftest import FIXTURE, RULESETS
 

@@ -13,7 +13,7 @@ import pytest
 
 from interpreter.api import load_situation
 from interpreter.errors import InputError, LimitError, UmpireError
-from interpreter.odds import exact_odds
+from interpreter.odds.exact import exact_odds
 
 from conftest import FIXTURE, PARITY_SKIPPED, ROOT, RULESETS, write_ruleset
 
@@ -28,7 +28,7 @@ def _situations():
 
 
 def _fields(s):
-    from interpreter.odds import result_fields
+    from interpreter.odds.exact import result_fields
     return sorted(result_fields(s))
 
 
@@ -44,7 +44,7 @@ STATE_BUDGET = 200_000
 
 def _reference(s):
     """Every outcome's exact weight, each path run on its own (None when over REFERENCE_PATHS paths)."""
-    from interpreter.odds import Enumerator
+    from interpreter.odds.paths import Enumerator
     try:
         return Enumerator(s.ruleset, s.choices, REFERENCE_PATHS).distribution(s.procedure, s.args, s.dice)
     except LimitError:
@@ -52,7 +52,7 @@ def _reference(s):
 
 
 def _grouped(dist, s, by):
-    from interpreter.grouping import by_keys, group
+    from interpreter.odds.grouping import by_keys, group
     return dict(group(dist, by_keys(by, s.ruleset)))
 
 
@@ -90,14 +90,14 @@ def test_states_give_the_path_distributions_on_every_shipped_situation(path, dic
 
 
 def _cases():
-    from interpreter.testing import collect
+    from interpreter.tools.testing import collect
     return [pytest.param(case, id=f"{root.name}/{case.id}") for root in RULESETS + [FIXTURE] for case in collect(root)]
 
 
 @pytest.mark.parametrize("case", _cases())
 def test_states_give_the_path_distributions_on_every_test_case(case):
     """The whole result, with the case's dice and with every die free."""
-    from interpreter.testing import _case_situation
+    from interpreter.tools.testing import _case_situation
     try:
         s = _case_situation(case)
     except UmpireError:
@@ -221,7 +221,7 @@ def test_a_random_list_and_its_emitted_copy_expand_to_the_same_items(tmp_path):
 
 
 def test_calls_differing_only_in_passed_on_fields_share_one_distribution(tmp_path):
-    from interpreter.passed_on import Hole, Observed, passed_on
+    from interpreter.odds.passed_on import Hole, Observed, passed_on
     s = _volley(tmp_path, 4)
     check = s.ruleset.procedures["check"]
     read = passed_on(s.ruleset, check)["unit"]
@@ -245,8 +245,8 @@ def test_calls_differing_only_in_passed_on_fields_share_one_distribution(tmp_pat
 def test_a_question_with_one_record_of_a_kind_makes_no_distribution_with_holes(tmp_path):
     """One squad: every check gets that squad (or copies differing in fields read), so no call would use a
     shared distribution twice; its calls are worked out on their own arguments, with the same odds."""
-    from interpreter.passed_on import Hole, may_share, passed_on, record_lists
-    from interpreter.values import Record
+    from interpreter.odds.passed_on import Hole, may_share, passed_on, record_lists
+    from interpreter.model.values import Record
     by = ['count(u for u in units if u.state == "broken")', "units.U0.state"]
     one = _volley(tmp_path, 1)
     alone = exact_odds(one, by, share=False)

@@ -84,7 +84,7 @@ def open_ruleset(page, rid):
 
 
 def cli_json(*args):
-    from interpreter.cli import main
+    from interpreter.cli.main import main
     import contextlib
     import io
     out = io.StringIO()

@@ -147,7 +147,9 @@ def serve(rulesets: list, host: str = "127.0.0.1", port: int = 8000, allow_remot
           workers: int = 2, time_limit: float = 10.0, open_browser: bool = False) -> int:
     """Run the workbench with uvicorn until interrupted."""
     import sys
+
     import uvicorn
+
     from ..errors import InputError
     if host not in LOOPBACK and not host.startswith("127."):
         if not allow_remote:

@@ -10,13 +10,14 @@ prints them, and as positioned diagnostics.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from .. import api
 from ..errors import InputError, InputErrors, Position, UmpireError, diagnostics
+from ..tools import reports
 
 MAX_RUNS = 200_000
 """Most Monte Carlo runs one request may ask for (the page asks in chunks and shows progress)."""
@@ -167,7 +168,7 @@ def job_rulesets(ws: Workspace, params: dict) -> dict:
 
 
 def _title(path: Path) -> str | None:
-    from ..source import load_yaml
+    from ..reading.source import load_yaml
     try:
         data = load_yaml(path).data
     except UmpireError:
@@ -187,7 +188,7 @@ def job_describe(ws: Workspace, params: dict) -> dict:
 
 
 def job_schema(ws: Workspace, params: dict) -> dict:
-    from ..inputs import procedure_schema
+    from ..loading.inputs import procedure_schema
     rid = params.get("ruleset")
     r = api.load_ruleset(ws.root(rid), ws.overlays(rid, params.get("overlays") or []))
     return procedure_schema(r, api.find_procedure(r, str(params.get("procedure"))))
@@ -203,7 +204,7 @@ def job_source(ws: Workspace, params: dict) -> dict:
 
 
 def job_resolve(ws: Workspace, params: dict) -> dict:
-    from ..trace import brief_events
+    from ..runtime.trace import brief_events
     rid = params.get("ruleset")
     s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
     outcome = api.run_situation(s, seed=_int(params, "seed"), trace=True)
@@ -222,7 +223,7 @@ def job_resolve(ws: Workspace, params: dict) -> dict:
 def job_odds(ws: Workspace, params: dict) -> dict:
     rid = params.get("ruleset")
     s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
-    data = api.odds_json(s, _by(params), bool(params.get("all_dice")))
+    data = reports.odds_json(s, _by(params), bool(params.get("all_dice")))
     data["situation"] = ws.display.get(s.file, s.file)
     return data
 
@@ -232,7 +233,7 @@ def job_simulate(ws: Workspace, params: dict) -> dict:
     s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
     if params.get("all_dice"):
         s.dice, s.dice_positions = [], []
-    data = api.simulate_json(s, _int(params, "runs", 10_000, 1, MAX_RUNS), _int(params, "seed"), _by(params))
+    data = reports.simulate_json(s, _int(params, "runs", 10_000, 1, MAX_RUNS), _int(params, "seed"), _by(params))
     data["situation"] = ws.display.get(s.file, s.file)
     return data
 
@@ -242,7 +243,7 @@ def job_diff(ws: Workspace, params: dict) -> dict:
     overlays = ws.overlays(rid, params.get("overlays") or [])
     situation, text = (ws.situation_source(rid, params["situation"]) if params.get("situation")
                        else (None, None))
-    data = api.overlay_diff(ws.root(rid), overlays, situation, _by(params), bool(params.get("keep_dice")),
+    data = reports.overlay_diff(ws.root(rid), overlays, situation, _by(params), bool(params.get("keep_dice")),
                             text, list(ws.roots.values()))
     for changes in data["changes"].values():
         for c in changes:
@@ -253,7 +254,7 @@ def job_diff(ws: Workspace, params: dict) -> dict:
 
 def job_charts(ws: Workspace, params: dict) -> dict:
     """Chart cells the user filled in, as an overlay file; applying it checks each value against the book."""
-    from ..cli_overlays import chart_template
+    from ..tools.charts import chart_template
     rid = params.get("ruleset")
     r = api.load_ruleset(ws.root(rid))
     cells = params.get("cells") or []

@@ -142,20 +142,23 @@ class Worker:
         self.tmp = tmp
         self.copies: dict[str, Path] = {}
         self.originals: dict[str, str] = {}     # copy path -> shipped text (what may be memoised)
-        from interpreter import api, load_cache
-        from interpreter.cli import main
+        from interpreter import api
+        from interpreter.loading import cache as load_cache
+        from interpreter.cli.main import main
         self.main, self.api = main, api
         # mutants are read afresh (the on-disk load cache would store an entry per mutant); put back by close()
         self.cache_was_off = load_cache.set_disabled(True)
         self._memoise_unchanged_files()
 
     def close(self) -> None:
-        from interpreter import load_cache
+        from interpreter.loading import cache as load_cache
         load_cache.set_disabled(self.cache_was_off)
 
     def _memoise_unchanged_files(self) -> None:
         """Parse each unchanged shipped file once: only the mutant is read afresh (a speed-up, nothing else)."""
-        from interpreter import parser, schema, source
+        from interpreter.reading import parser
+        from interpreter.reading import schema
+        from interpreter.reading import source
         load_yaml, parse_module, read_text, validate = source.load_yaml, parser.parse_module, source.read_text, \
             schema.validate
         docs: dict = {}

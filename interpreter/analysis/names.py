@@ -1,0 +1,73 @@
+"""Walking the syntax tree, and which names a piece of syntax binds or reads.
+
+The static analyses (analysis/purity.py, analysis/roll_usage.py, analysis/caching.py) are built on these.
+"""
+
+from __future__ import annotations
+
+from ..reading import syntax as ast
+
+_CHILD_FIELDS = {cls: tuple(f for f in cls._fields if f != "pos") for cls in vars(ast).values()
+                 if isinstance(cls, type) and issubclass(cls, ast.Node)}
+_LEAVES = (str, int, float, bool)
+
+
+def walk(node):
+    """Every syntax node under a statement list (statements and expressions)."""
+    stack = list(node) if isinstance(node, tuple) else [node]
+    pop, push, children = stack.pop, stack.append, _CHILD_FIELDS
+    while stack:
+        n = pop()
+        fields = children.get(n.__class__)
+        if fields is not None:          # a syntax node: the common case, decided by one lookup
+            yield n
+            for f in fields:
+                push(getattr(n, f))
+            continue
+        if n is None or isinstance(n, _LEAVES):
+            continue
+        if isinstance(n, (tuple, list)):
+            stack.extend(n)
+            continue
+        yield n
+        if isinstance(n, ast.Node):
+            for f in n._fields:
+                if f != "pos":
+                    push(getattr(n, f))
+
+
+def bound_names(statements) -> set[str]:
+    """Names these statements define (let, roll, choose, loop variables, comprehension variables)."""
+    names = set()
+    for n in walk(statements):
+        if isinstance(n, (ast.Let, ast.Roll, ast.Choose)):
+            names.add(n.name)
+        elif isinstance(n, (ast.ForEach, ast.Aggregate)):
+            names.add(n.var)
+    return names
+
+
+def free_names(e) -> set[str]:
+    """Names an expression reads from its surroundings (a comprehension's own variable excluded)."""
+    if isinstance(e, ast.Name):
+        return {e.name}
+    if isinstance(e, ast.Aggregate):
+        inner = set()
+        for part in (e.element, e.condition, e.key):
+            if part is not None:
+                inner |= free_names(part)
+        return free_names(e.source) | (inner - {e.var})
+    names: set[str] = set()
+    if isinstance(e, ast.Node):
+        for f in e._fields:
+            if f != "pos":
+                names |= free_names(getattr(e, f))
+    elif isinstance(e, (tuple, list)):
+        for x in e:
+            names |= free_names(x)
+    return names
+
+
+def roll_names(body) -> set[str]:
+    """The names a procedure body rolls into."""
+    return {n.name for n in walk(body) if isinstance(n, ast.Roll)}

@@ -1,0 +1,96 @@
+"""The commands that help edit files: ``schema`` (a situation's inputs, for editors) and ``set`` (one value
+changed in place, every other byte kept)."""
+
+from __future__ import annotations
+
+import json
+
+
+def add_editing_commands(sub, overlay_option) -> None:
+    s = sub.add_parser("set", help="change one value in a ruleset or overlay file, keeping every other byte",
+                       description="Change the value at PATH (keys separated by dots; list items by index or id). "
+                                   "Comments, order, quoting and blank lines stay exactly as they were. "
+                                   "If the result would be invalid, nothing is written.")
+    s.add_argument("file")
+    s.add_argument("path", help="e.g. stacks.ift_drm.modifiers.target_tem.value")
+    s.add_argument("value")
+    s.set_defaults(func=cmd_set)
+
+    sc = sub.add_parser("schema", help="print the JSON Schema of a procedure's situation inputs (for editors)",
+                        description="Print the JSON Schema (draft-07) that a situation's inputs for PROCEDURE must "
+                                    "satisfy, derived from the procedure's parameters and the ruleset's record types.")
+    sc.add_argument("ruleset")
+    sc.add_argument("procedure")
+    overlay_option(sc)
+    sc.set_defaults(func=cmd_schema)
+
+
+def cmd_schema(args) -> int:
+    from ..api import find_procedure, load_ruleset
+    from ..loading.inputs import procedure_schema
+    r = load_ruleset(args.ruleset, tuple(args.overlays))
+    print(json.dumps(procedure_schema(r, find_procedure(r, args.procedure)), indent=2))
+    return 0
+
+
+def cmd_set(args) -> int:
+    from ..tools.edit import set_value
+    old, new = set_value(args.file, args.path, args.value, lambda text: validate_file_text(args.file, text))
+    print(f"{args.file}: {args.path}: {old} -> {new}")
+    return 0
+
+
+def validate_file_text(file: str, text: str) -> None:
+    """Check a file's would-be new text the way its kind is checked (and, in a ruleset, the whole ruleset)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ..api import load_ruleset
+    from ..errors import InputError as IE
+    from ..reading.schema import validate
+    from ..reading.source import load_yaml
+    path = Path(file).resolve()
+    doc = load_yaml(file, text)
+    kind = next((k for k in ("tables", "stacks", "catalogues") if isinstance(doc.data, dict) and k in doc.data), None)
+    if path.name == "ruleset.yaml":
+        kind = "ruleset"
+    elif isinstance(doc.data, dict) and "overlay" in doc.data:
+        kind = "overlay"
+    elif isinstance(doc.data, dict) and "cases" in doc.data:
+        kind = "tests"
+    elif isinstance(doc.data, dict) and "procedure" in doc.data:
+        kind = "situation"
+    if kind is None:
+        raise IE("cannot tell what kind of Umpire file this is", doc.at(()))
+    validate(doc, kind)
+    root = next((p for p in [path.parent, path.parent.parent] if (p / "ruleset.yaml").is_file()), None)
+    if kind == "situation":   # as resolve reads it: ruleset, procedure, inputs, choices, then the given dice
+        from ..api import load_situation, run_situation
+        situation = load_situation(file, text=text)
+        run_situation(situation, seed=0, trace=False)   # a bad die is an InputError; an adjudication may stop
+    if kind in ("ruleset", "tables", "stacks", "catalogues") and root is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / root.name
+            shutil.copytree(root, copy)
+            target = copy / path.relative_to(root)
+            target.write_text(text, encoding="utf-8")
+            try:
+                load_ruleset(copy, use_cache=False)
+            except IE as e:
+                raise _relocate(e, str(copy), str(root)) from None
+
+
+def _relocate(e, tmp_root: str, real_root: str):
+    """Errors found in the temporary copy, reported against the real file names."""
+    from ..errors import InputErrors, Position
+    def fix(err):
+        if err.position and err.position.file.startswith(tmp_root):
+            err.position = Position(real_root + err.position.file[len(tmp_root):], err.position.line,
+                                    err.position.column)
+        return err
+    if isinstance(e, InputErrors):
+        for x in e.errors:
+            fix(x)
+        return e
+    return fix(e)

@@ -1,0 +1,385 @@
+"""The on-disk load cache: a second process on unchanged files skips YAML, schemas and parsing.
+
+What is stored, each entry named by a SHA-256 key of everything it depends on:
+
+* a loaded ruleset (the checked model, its checker warnings and the facts the
+  compiler derives from the whole ruleset), keyed by the path and content of
+  every file of the ruleset and of every overlay;
+* a schema-valid YAML document (a situation or test file: its data and the
+  position of every value), keyed by its path and content and the kind of
+  file it was validated as;
+* the fact that a situation's inputs passed their procedure's schema, keyed
+  by the ruleset's key, the procedure and the inputs.
+
+Every key also covers the *environment*: Umpire's version, the cache format,
+the Python version and the content of Umpire's own code, grammar and schemas,
+so an upgrade or an edit to the interpreter never reads an older entry.
+Contents are hashed, never trusted by modification time.
+
+An entry is one file: a header line (format, kind, key, file table, SHA-256
+of the body) and a JSON body (loading/codec.py: data only, no pickle). A
+missing, truncated, corrupt or foreign entry fails its checks and is rebuilt;
+entries are written to a temporary file in the same folder and renamed into
+place, so a reader never sees half an entry and two writers cannot mix
+theirs. A folder that cannot be created or written leaves Umpire working,
+only without the cache. Nothing here raises to the caller.
+
+``UMPIRE_CACHE_DIR`` chooses the folder (default ``$XDG_CACHE_HOME/umpire``,
+else ``~/.cache/umpire``); ``UMPIRE_CACHE=off`` (or ``umpire --no-cache``)
+turns the cache off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from .. import __version__
+
+FORMAT = 1
+"""Changes whenever the layout of an entry or of the encoded model changes."""
+
+MAX_ENTRY_BYTES = 64_000_000
+"""Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""
+
+MAX_FOLDER_BYTES = 200_000_000
+MAX_FOLDER_ENTRIES = 20_000
+"""When a new ruleset entry would leave more than this in the folder, the least recently used entries go."""
+
+KINDS = ("ruleset", "document", "valid")
+
+_OFF_WORDS = {"off", "0", "no", "false"}
+_disabled_here = False   # set by the command line's --no-cache for the current command
+
+
+def set_disabled(disabled: bool) -> bool:
+    """Turn the cache off for this process whatever the environment says (or stop doing so); returns the
+    previous setting, to put back."""
+    global _disabled_here
+    previous, _disabled_here = _disabled_here, disabled
+    return previous
+
+
+def folder() -> Path | None:
+    """The cache folder, or None when the cache is turned off."""
+    if _disabled_here or os.environ.get("UMPIRE_CACHE", "").strip().lower() in _OFF_WORDS:
+        return None
+    return location()
+
+
+def location() -> Path | None:
+    """Where the cache folder is (or would be), on or off; None without a home folder to put it in."""
+    chosen = os.environ.get("UMPIRE_CACHE_DIR")
+    if chosen:
+        return Path(chosen)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "umpire"
+    home = os.path.expanduser("~")
+    if not home or home == "~":
+        return None
+    return Path(home) / ".cache" / "umpire"
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+_ENVIRONMENT: str | None = None
+
+
+def environment_key() -> str:
+    """A hash of everything besides the user's files that decides what a load gives."""
+    global _ENVIRONMENT
+    if _ENVIRONMENT is None:
+        h = hashlib.sha256(f"umpire {__version__} cache {FORMAT} python {sys.version}".encode())
+        sources = sorted(_PACKAGE.rglob("*.py"))
+        for extra in ("grammar", "schemas"):
+            sources += sorted((_PACKAGE.parent / extra).glob("*"))
+        for path in sources:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                data = b"?"
+            _update(h, path.name, data)
+        _ENVIRONMENT = h.hexdigest()
+    return _ENVIRONMENT
+
+
+def _update(h, name: str, data: bytes) -> None:
+    name_bytes = name.encode("utf-8", "surrogateescape")
+    h.update(b"%d:" % len(name_bytes) + name_bytes + b"%d:" % len(data))
+    h.update(data)
+
+
+def content_key(kind: str, named_texts) -> str:
+    """The key of an entry that depends on these (name, text) pairs, in order, and the environment."""
+    h = hashlib.sha256()
+    _update(h, kind, environment_key().encode())
+    for name, text in named_texts:
+        _update(h, name, text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+# ---- entries ------------------------------------------------------------------------------
+
+def _entry_path(base: Path, kind: str, key: str) -> Path:
+    return base / f"{kind}-{key}.json"
+
+
+def read(kind: str, key: str) -> tuple[list[str], str, list[bytes]] | None:
+    """The (file table, main text, extra lines) stored under ``key``, or None if there is no sound entry."""
+    base = folder()
+    if base is None:
+        return None
+    try:
+        path = _entry_path(base, kind, key)
+        with open(path, "rb") as f:
+            raw = f.read(MAX_ENTRY_BYTES + 1)
+        if kind == "ruleset":
+            _mark_used(path)
+        if len(raw) > MAX_ENTRY_BYTES:
+            return None
+        head, sep, body = raw.partition(b"\n")
+        if not sep:
+            return None
+        header = json.loads(head)
+        if (not isinstance(header, dict) or header.get("umpire_cache") != FORMAT or header.get("kind") != kind
+                or header.get("key") != key or header.get("sha256") != hashlib.sha256(body).hexdigest()):
+            return None
+        files = header.get("files")
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            return None
+        lines = body.split(b"\n")
+        if len(lines) != header.get("lines"):
+            return None
+        return files, lines[0].decode("utf-8"), lines[1:]
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def write(kind: str, key: str, files: list[str], main: str, extra: list[str] = ()) -> bool:
+    """Store an entry atomically (temporary file in the same folder, then rename); False if it could not be.
+
+    ``main`` and each of ``extra`` are one line each (JSON texts, which never hold a line break).
+    """
+    base = folder()
+    if base is None:
+        return False
+    import tempfile
+    tmp = None
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        lines = [main, *extra]
+        if any("\n" in line for line in lines):
+            return False
+        data = "\n".join(lines).encode("utf-8", "surrogatepass")
+        header = json.dumps({"umpire_cache": FORMAT, "kind": kind, "key": key, "files": files,
+                             "lines": len(lines), "sha256": hashlib.sha256(data).hexdigest()},
+                            separators=(",", ":"))
+        fd, tmp = tempfile.mkstemp(prefix=f".{kind}-", suffix=".tmp", dir=base)
+        with os.fdopen(fd, "wb") as f:
+            f.write(header.encode("utf-8", "surrogatepass") + b"\n" + data)
+        os.replace(tmp, _entry_path(base, kind, key))
+        if kind == "ruleset":        # a new ruleset entry: the rare, large write, when the folder is tidied
+            prune(base)
+        return True
+    except (OSError, ValueError, UnicodeError):
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False
+
+
+def _mark_used(path: Path) -> None:
+    """Touch a ruleset entry when read, so pruning drops the least recently *used* ones first."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def entries(base: Path | None = None) -> list[tuple[Path, os.stat_result]]:
+    """Every cache entry in the folder (only files Umpire names: ``<kind>-<64 hex>.json``), oldest use first."""
+    base = location() if base is None else base
+    if base is None:
+        return []
+    found = []
+    try:
+        with os.scandir(base) as it:
+            for e in it:
+                kind, _, rest = e.name.partition("-")
+                if kind in KINDS and len(rest) == 69 and rest.endswith(".json") and e.is_file(follow_symlinks=False):
+                    try:
+                        found.append((Path(e.path), e.stat(follow_symlinks=False)))
+                    except OSError:
+                        pass
+    except OSError:
+        return []
+    found.sort(key=lambda f: f[1].st_mtime_ns)
+    return found
+
+
+def prune(base: Path, max_bytes: int | None = None, max_entries: int | None = None) -> int:
+    """Remove the least recently used entries until the folder is within its bounds; returns how many went.
+    Leftover temporary files of writers that died (over an hour old) go too."""
+    max_bytes = MAX_FOLDER_BYTES if max_bytes is None else max_bytes
+    max_entries = MAX_FOLDER_ENTRIES if max_entries is None else max_entries
+    found = entries(base)
+    total = sum(st.st_size for _, st in found)
+    removed = 0
+    for path, st in found:
+        if total <= max_bytes and len(found) - removed <= max_entries:
+            break
+        try:
+            path.unlink()
+            removed += 1
+            total -= st.st_size
+        except OSError:
+            pass
+    _remove_stale_temporaries(base)
+    return removed
+
+
+def _remove_stale_temporaries(base: Path) -> None:
+    import time
+    try:
+        with os.scandir(base) as it:
+            for e in it:
+                if e.name.startswith(tuple(f".{k}-" for k in KINDS)) and e.name.endswith(".tmp"):
+                    try:
+                        if time.time() - e.stat(follow_symlinks=False).st_mtime > 3600:
+                            os.unlink(e.path)
+                    except OSError:
+                        pass
+    except OSError:
+        pass
+
+
+def clear() -> tuple[int, int]:
+    """Remove every entry (and nothing else) from the cache folder; returns (entries, bytes) removed."""
+    count = size = 0
+    for path, st in entries():
+        try:
+            path.unlink()
+            count += 1
+            size += st.st_size
+        except OSError:
+            pass
+    return count, size
+
+
+# ---- what is stored ---------------------------------------------------------------------------
+
+def ruleset_key(root: Path, sources: list[tuple[str, str]], overlays: tuple) -> str:
+    """The key of a ruleset read from ``sources`` ((path, content) of its files in load order, then of
+    its ``overlays``): the paths count too, since positions in the model name them."""
+    return content_key("ruleset", [("root", str(root)), ("overlays", "\n".join(overlays))] + sources)
+
+
+def load_ruleset_entry(key: str):
+    """(ruleset, warnings) stored under ``key``, or None."""
+    found = read("ruleset", key)
+    if found is None:
+        return None
+    from ..model.ruleset import Ruleset
+    from .codec import LazyProcedure, loads
+    try:
+        stored = loads(*found)
+        ruleset, warnings = stored["ruleset"], stored["warnings"]
+        if not isinstance(ruleset, Ruleset) or not isinstance(warnings, list) or \
+                not all(isinstance(p, LazyProcedure) for p in ruleset.procedures.values()):
+            return None
+        return ruleset, warnings
+    except Exception:  # a malformed entry is a miss, whatever its shape
+        return None
+
+
+def save_ruleset_entry(key: str, ruleset, warnings: list) -> bool:
+    from .codec import dumps
+    try:
+        files, main, bodies = dumps({"ruleset": ruleset, "warnings": list(warnings)})
+    except Exception:   # something in the model is not plain data: work without the cache
+        return False
+    return write("ruleset", key, files, main, bodies)
+
+
+_DOCUMENTS: dict = {}      # key -> Document already read in this process (documents are never changed)
+_DOCUMENTS_KEPT = 512
+
+
+def forget() -> None:
+    """Drop what this process keeps in memory (as a new process would start)."""
+    _DOCUMENTS.clear()
+
+
+def valid_document(path, kind: str, text: str | None = None):
+    """A YAML file as a positioned Document that passed the ``kind`` schema (from the cache when it can).
+
+    Text given directly (not read from a file, e.g. typed in the workbench) is never stored.
+    """
+    from ..reading.source import read_text
+    if text is not None or folder() is None:
+        return _read_valid(path, kind, text)
+    text = read_text(path)
+    key = content_key("document", [("kind", kind), (str(path), text)])
+    doc = _DOCUMENTS.get(key)
+    if doc is not None:
+        return doc
+    found = read("document", key)
+    if found is not None:
+        doc = _document_from(found, str(path), text)
+    if doc is None:
+        doc = _read_valid(path, kind, text)
+        _save_document(key, doc)
+    if len(_DOCUMENTS) >= _DOCUMENTS_KEPT:
+        _DOCUMENTS.clear()
+    _DOCUMENTS[key] = doc
+    return doc
+
+
+def _read_valid(path, kind: str, text: str | None):
+    from ..reading.schema import validate
+    from ..reading.source import load_yaml
+    doc = load_yaml(path, text)
+    validate(doc, kind)
+    return doc
+
+
+def _document_from(found, file: str, text: str):
+    from .codec import load_document
+    try:
+        return load_document(file, text, found[1])
+    except Exception:   # a malformed entry is a miss
+        return None
+
+
+def _save_document(key: str, doc) -> None:
+    from .codec import dump_document
+    try:
+        main = dump_document(doc)
+    except Exception:
+        return
+    write("document", key, [], main)
+
+
+def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
+    """Run ``check()`` (which raises if ``value`` is wrong) unless it passed before for the same ruleset and value."""
+    if ruleset_key is None or folder() is None:
+        check()
+        return
+    from .codec import dumps
+    try:
+        files, body, _ = dumps(value)
+    except Exception:
+        check()
+        return
+    key = content_key("valid", [("what", what), ("ruleset", ruleset_key), ("files", "\n".join(files)),
+                                ("value", body)])
+    found = read("valid", key)
+    if found is not None and found[1] == "true":
+        return
+    check()
+    write("valid", key, [], "true")

@@ -1,0 +1,329 @@
+"""The loaded model as JSON data and back, for the on-disk load cache (loading/cache.py).
+
+Only data is stored: every JSON object is a one-key tag naming how to rebuild
+the value (a tuple, a dict with any keys, a record, a fraction, a position, a
+syntax node, or an instance of one of the model classes listed in
+``_CLASSES``). Decoding builds nothing else, so a planted cache file can at
+worst describe a wrong model, never run code; the cache's checksum and key
+make even that an accident that cannot happen by chance.
+
+Positions name their file by an index into a file table kept beside the data,
+so a model read back points at the same file:line:column as the one built
+from the sources. A procedure's body is stored as its own JSON text and only
+decoded when something reads it (``LazyProcedure``): a command that runs a
+few procedures of a large ruleset decodes only those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+
+from ..analysis.caching import CachePlan
+from ..errors import Position
+from ..model.dice import DiceKind
+from ..model.ruleset import (
+    Catalogue,
+    Change,
+    FieldDef,
+    Modifier,
+    Procedure,
+    Ruleset,
+    Stack,
+    TypeDef,
+)
+from ..model.tables import OFF, UNKNOWN, UNSURE, Axis, ResultCode, Table
+from ..model.values import Record
+from ..reading import syntax as ast
+
+
+class CodecError(ValueError):
+    """The value cannot be stored as data (encoding), or the data does not describe a model (decoding)."""
+
+
+_NODES = {cls.__name__: cls for cls in vars(ast).values()     # the concrete syntax node classes
+          if isinstance(cls, type) and issubclass(cls, ast.Node) and cls._fields
+          and all(hasattr(cls, f) for f in cls._fields)}
+_NODE_FIELDS = {cls: cls._fields for cls in _NODES.values()}
+_CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
+                                          Table, DiceKind, CachePlan, Change)}
+_FIELD_NAMES = {cls: {f.name for f in dataclasses.fields(cls)} for cls in (*_CLASSES.values(), Procedure)}
+_SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE}
+_SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
+
+
+class Encoder:
+    """Turns model values into JSON-ready data; ``files`` collects the file table of positions."""
+
+    def __init__(self):
+        self.files: list[str] = []
+        self.bodies: list[str] = []     # each procedure's syntax tree, as its own JSON text
+        self._file_index: dict[str, int] = {}
+
+    def file(self, name: str) -> int:
+        i = self._file_index.get(name)
+        if i is None:
+            i = self._file_index[name] = len(self.files)
+            self.files.append(name)
+        return i
+
+    def encode(self, v):
+        cls = v.__class__
+        if v is None or cls is str or cls is bool or cls is int:
+            return v
+        if cls is float:
+            return v
+        if cls is list:
+            return [self.encode(x) for x in v]
+        if cls is tuple:
+            return {"t": [self.encode(x) for x in v]}
+        if cls is dict:
+            return {"d": [self.encode(x) for kv in v.items() for x in kv]}
+        if cls is Record:
+            return {"r": [self.encode(x) for kv in v.items() for x in kv]}
+        if cls is Fraction:
+            return {"f": [v.numerator, v.denominator]}
+        if cls is Position:
+            return {"p": [self.file(v.file), v.line, v.column, list(v.end) if v.end is not None else None]}
+        if id(v) in _SENTINEL_NAMES:
+            return {"s": _SENTINEL_NAMES[id(v)]}
+        if isinstance(v, ast.Node):
+            if _NODES.get(cls.__name__) is not cls:
+                raise CodecError(f"unknown syntax node {cls.__name__}")
+            return self.syntax(v)
+        if isinstance(v, Procedure):
+            attrs = dict(vars(v))
+            attrs.pop("_syntax_text", None)
+            attrs.pop("_syntax_decoder", None)
+            syntax = attrs.pop("syntax", None) if "syntax" in attrs else attrs.pop("_syntax", None)
+            if syntax is None:
+                syntax = v.syntax
+            self.bodies.append(json.dumps(self.syntax(syntax), separators=(",", ":"), allow_nan=True))
+            return {"q": [self._attrs(attrs), len(self.bodies) - 1]}
+        if isinstance(v, Path):
+            return {"path": str(v)}
+        if isinstance(v, re.Pattern):
+            return {"x": [v.pattern, v.flags]}
+        if cls is set or cls is frozenset:
+            ordered = sorted(v, key=lambda x: (type(x).__name__, repr(x)))    # the same bytes for equal sets
+            return {"set" if cls is set else "fset": [self.encode(x) for x in ordered]}
+        if _CLASSES.get(cls.__name__) is cls:
+            if hasattr(v, "__dict__"):
+                return {"o": [cls.__name__, self._attrs(vars(v))]}
+            return {"i": [cls.__name__, self._attrs({f.name: getattr(v, f.name) for f in dataclasses.fields(v)})]}
+        raise CodecError(f"cannot store a {cls.__name__} as data")
+
+    def syntax(self, v):
+        """A syntax tree, compactly: a node as {"m": [class, file, line, column, other fields...]} (its position
+        inline) and tuples as plain lists (a syntax tree holds no lists; the decoder makes them tuples again)."""
+        cls = v.__class__
+        if cls is tuple:
+            return [self.syntax(x) for x in v]
+        if cls is list:
+            raise CodecError("a list inside a syntax tree")
+        fields = _NODE_FIELDS.get(cls)
+        if fields is None:
+            return self.encode(v)
+        pos = getattr(v, fields[0]) if fields[0] == "pos" else None
+        if pos.__class__ is Position and pos.end is None:
+            return {"m": [cls.__name__, self.file(pos.file), pos.line, pos.column]
+                    + [self.syntax(getattr(v, f)) for f in fields[1:]]}
+        return {"n": [cls.__name__] + [self.syntax(getattr(v, f)) for f in fields]}
+
+    def _attrs(self, attrs: dict) -> list:
+        out = []
+        for k, x in attrs.items():
+            out.append(k)
+            out.append(self.encode(x))
+        return out
+
+
+_SETTERS = {cls: [getattr(cls, f).__set__ for f in cls._fields] for cls in _NODES.values()}
+
+
+def _tuples(items: list) -> tuple:
+    return tuple(_tuples(x) if x.__class__ is list else x for x in items)
+
+
+def _pairs(items: list) -> dict:
+    if len(items) % 2:
+        raise CodecError("odd key/value list")
+    it = iter(items)
+    return dict(zip(it, it))
+
+
+class Decoder:
+    """Rebuilds model values from data written by ``Encoder``, with ``files`` as the position file table."""
+
+    def __init__(self, files: list[str], bodies: list = ()):
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise CodecError("bad file table")
+        self.files = files
+        self.bodies = bodies
+        self._positions: dict = {}
+
+    def loads(self, text: str):
+        return json.loads(text, object_hook=self.hook)
+
+    def hook(self, obj: dict):
+        if len(obj) != 1:
+            raise CodecError("a stored value has one tag")
+        (tag, v), = obj.items()
+        if tag == "m":      # a syntax node with its position inline; lists in it are tuples
+            cls = _NODES[v[0]]
+            setters = _SETTERS[cls]
+            if len(v) - 3 != len(setters):
+                raise CodecError(f"{v[0]} has {len(setters)} fields")
+            node = cls.__new__(cls)
+            key = (v[1], v[2], v[3])
+            pos = self._positions.get(key)
+            if pos is None:
+                pos = self._positions[key] = Position(self.files[v[1]], v[2], v[3])
+            setters[0](node, pos)
+            for i in range(1, len(setters)):
+                x = v[i + 3]
+                setters[i](node, _tuples(x) if x.__class__ is list else x)
+            return node
+        if tag == "n":
+            cls = _NODES[v[0]]
+            node = cls.__new__(cls)
+            setters = _SETTERS[cls]
+            if len(v) - 1 != len(setters):
+                raise CodecError(f"{v[0]} has {len(setters)} fields")
+            for i, set_field in enumerate(setters):
+                x = v[i + 1]
+                set_field(node, _tuples(x) if x.__class__ is list else x)
+            return node
+        if tag == "p":
+            key = (v[0], v[1], v[2])
+            pos = self._positions.get(key) if v[3] is None else None
+            if pos is None:
+                if not (isinstance(v[1], int) and isinstance(v[2], int)):
+                    raise CodecError("bad position")
+                pos = Position(self.files[v[0]], v[1], v[2], tuple(v[3]) if v[3] is not None else None)
+                if v[3] is None:
+                    self._positions[key] = pos
+            return pos
+        if tag == "t":
+            return tuple(v)
+        if tag == "d":
+            return _pairs(v)
+        if tag == "r":
+            return Record(_pairs(v))
+        if tag == "f":
+            return Fraction(v[0], v[1])
+        if tag == "s":
+            return _SENTINELS[v]
+        if tag == "o":
+            cls = _CLASSES[v[0]]
+            attrs = _pairs(v[1])
+            if not _FIELD_NAMES[cls] <= attrs.keys():
+                raise CodecError(f"a stored {v[0]} lacks some of its fields")
+            obj = cls.__new__(cls)
+            obj.__dict__.update(attrs)
+            return obj
+        if tag == "i":
+            return _CLASSES[v[0]](**_pairs(v[1]))
+        if tag == "q":
+            attrs = _pairs(v[0])
+            if not _FIELD_NAMES[Procedure] - {"syntax"} <= attrs.keys():
+                raise CodecError("a stored procedure lacks some of its fields")
+            proc = LazyProcedure.__new__(LazyProcedure)
+            proc.__dict__.update(attrs)
+            if not isinstance(v[1], int) or not 0 <= v[1] < len(self.bodies):
+                raise CodecError("a procedure's body is missing")
+            proc.__dict__["_syntax_text"] = self.bodies[v[1]]
+            proc.__dict__["_syntax_decoder"] = self
+            return proc
+        if tag == "path":
+            return Path(v)
+        if tag == "x":
+            return re.compile(v[0], v[1])
+        if tag == "set":
+            return set(v)
+        if tag == "fset":
+            return frozenset(v)
+        raise CodecError(f"unknown tag {tag!r}")
+
+
+class LazyProcedure(Procedure):
+    """A procedure read from the cache: its syntax tree is decoded the first time it is read."""
+
+    @property
+    def syntax(self) -> ast.Procedure:
+        d = self.__dict__
+        syntax = d.get("_syntax")
+        if syntax is None:
+            syntax = d["_syntax_decoder"].loads(d.pop("_syntax_text"))
+            if not isinstance(syntax, ast.Procedure):
+                raise CodecError("a procedure's body is not a procedure")
+            if syntax.params == tuple(self.params):   # share the parameter nodes, as a fresh load does
+                object.__setattr__(syntax, "params", tuple(self.params))
+            d["_syntax"] = syntax
+            d.pop("_syntax_decoder", None)
+        return syntax
+
+    @syntax.setter
+    def syntax(self, value) -> None:
+        self.__dict__["_syntax"] = value
+        self.__dict__.pop("_syntax_text", None)
+        self.__dict__.pop("_syntax_decoder", None)
+
+    def decode_all(self) -> None:
+        """Decode the body now (checks that the stored text describes a procedure)."""
+        self.syntax  # noqa: B018
+
+
+def dumps(value) -> tuple[list[str], str, list[str]]:
+    """``value`` as (file table, JSON text, procedure bodies as JSON texts); raises CodecError for anything
+    that is not model data. No text contains a line break, so an entry can keep one per line."""
+    enc = Encoder()
+    text = json.dumps(enc.encode(value), separators=(",", ":"), allow_nan=True)
+    return enc.files, text, enc.bodies
+
+
+def loads(files: list[str], text: str, bodies: list = ()):
+    """The value ``dumps`` gave; raises CodecError (or ValueError, KeyError...) if the data is malformed.
+    Procedure bodies are decoded when first read."""
+    return Decoder(files, bodies).loads(text)
+
+
+def dump_document(doc) -> str:
+    """A positioned YAML document (source.Document) as one JSON text: its data, then each position table as
+    rows of [path, line, column] (paths are lists of keys and indexes; every position is in ``doc.file``)."""
+    def rows(table: dict) -> list:
+        out = []
+        for path, pos in table.items():
+            if pos.file != doc.file:
+                raise CodecError("a document's positions are in its own file")
+            out.append([list(path), pos.line, pos.column] + ([list(pos.end)] if pos.end is not None else []))
+        return out
+    return json.dumps([Encoder().encode(doc.data), rows(doc.positions), rows(doc.key_positions),
+                       [[list(p), offset] for p, offset in doc.text_offsets.items()]],
+                      separators=(",", ":"), allow_nan=True)
+
+
+def load_document(file: str, text: str, stored: str | bytes):
+    """The Document ``dump_document`` stored, read from ``file`` whose content is ``text``."""
+    from ..reading.source import Document
+    data, positions, keys, offsets = Decoder([]).loads(stored)
+    made: dict = {}
+
+    def table(rows: list) -> dict:
+        out = {}
+        for row in rows:
+            if len(row) == 3:
+                at = (row[1], row[2])
+                pos = made.get(at)
+                if pos is None:
+                    pos = made[at] = Position(file, row[1], row[2])
+            else:
+                pos = Position(file, row[1], row[2], tuple(row[3]))
+            out[tuple(row[0])] = pos
+        return out
+    doc = Document(file, data, table(positions), table(keys), {tuple(p): int(o) for p, o in offsets})
+    doc.text = text
+    return doc

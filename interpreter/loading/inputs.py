@@ -1,0 +1,211 @@
+"""Procedure inputs: a JSON Schema derived from the signature, and coercion to DSL values.
+
+A situation's ``inputs:`` are validated against the schema derived from the
+procedure's parameters and the ruleset's record types (so errors are
+positioned like any schema error), then record inputs are completed from
+their catalogue entry and field defaults.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from ..errors import ErrorCollector, InputError, did_you_mean
+from ..model.ruleset import Procedure, Ruleset, TypeDef
+from ..model.values import Record, exact, freeze, thaw
+from ..reading import syntax as ast
+from ..reading.source import Document
+
+_SCALAR_SCHEMAS = {
+    "int": {"type": "integer"},
+    "number": {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+\s*/\s*\d+\s*$"}]},
+    "bool": {"type": "boolean"},
+    "text": {"type": ["string", "number"]},
+    "any": {},
+}
+
+
+def type_schema(ruleset: Ruleset, ref, seen: frozenset = frozenset()) -> dict:
+    """The JSON Schema of one field or parameter type."""
+    if isinstance(ref, tuple):  # ("enum", [...])
+        return {"enum": list(ref[1])}
+    if ref.name == "list":
+        return {"type": "array", "items": type_schema(ruleset, ref.item, seen)}
+    if ref.name == "key_of":
+        # membership is checked in coerce (its message names the catalogue and the nearest entry);
+        # the entries are offered as examples, for editors and the workbench's form
+        cat = ruleset.catalogues.get(ref.item)
+        return {"type": "string", "description": f"an entry of catalogue '{ref.item}'",
+                **({"examples": sorted(cat.entries)} if cat is not None else {})}
+    if ref.name in _SCALAR_SCHEMAS:
+        return dict(_SCALAR_SCHEMAS[ref.name])
+    t = ruleset.types.get(ref.name)
+    if t is None or ref.name in seen:
+        return {}
+    return record_schema(ruleset, t, seen | {ref.name})
+
+
+def record_schema(ruleset: Ruleset, t: TypeDef, seen: frozenset = frozenset()) -> dict:
+    props = {name: type_schema(ruleset, f.type, seen) for name, f in t.fields.items()}
+    for name, f in t.fields.items():
+        if f.has_default and f.default is not None:
+            props[name] = dict(props[name], default=thaw(f.default))
+    required = [] if t.catalogue else [n for n, f in t.fields.items() if not f.has_default]
+    schema = {"type": "object", "properties": props, "additionalProperties": False}
+    if t.catalogue:
+        # the catalogue entry named by the key supplies defaults (checked in complete_record); its entries
+        # are offered as examples, for editors and the workbench's form
+        cat = ruleset.catalogues.get(t.catalogue)
+        if cat is not None and t.key in props:
+            props[t.key] = dict(props[t.key], examples=sorted(cat.entries),
+                                description=f"an entry of catalogue '{t.catalogue}' (its fields fill the rest)")
+    elif required:
+        schema["required"] = required
+    return schema
+
+
+def procedure_schema(ruleset: Ruleset, proc: Procedure) -> dict:
+    """The JSON Schema of a situation's ``inputs:`` for this procedure."""
+    props = {p.name: type_schema(ruleset, p.type) for p in proc.params}
+    required = [p.name for p in proc.params if p.default is None]
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#",
+              "title": f"inputs of {proc.name}", "type": "object", "properties": props,
+              "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def check_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> None:
+    """Validate inputs against the procedure's schema (once: the load cache remembers inputs that passed)."""
+    from ..reading.schema import validate_value
+    from .cache import checked_once
+    checked_once(f"inputs of {proc.name}", ruleset.cache_key, inputs,
+                 lambda: validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs"))
+
+
+def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> dict:
+    """Validate and coerce a situation's inputs into the procedure's arguments."""
+    inputs = inputs or {}
+    check_inputs(ruleset, proc, inputs, doc, path)
+    args = {}
+    errors = ErrorCollector()
+    for p in proc.params:
+        if p.name in inputs:
+            with errors.attempt():
+                args[p.name] = coerce(ruleset, p.type, inputs[p.name], doc, path + (p.name,))
+    errors.raise_any()
+    return args
+
+
+def coerce(ruleset: Ruleset, ref, value: Any, doc: Document, path: tuple) -> Any:
+    if value is None:           # null (no value) of any type
+        return value
+    if isinstance(ref, tuple):  # ("enum", values): the schema let it through only when it is one of them
+        if value not in ref[1]:
+            raise InputError(f"'{value}' is not one of {', '.join(map(str, ref[1]))}", doc.at(path),
+                             did_you_mean(str(value), [str(v) for v in ref[1]]))
+        return value
+    if ref.name == "list":
+        return tuple(coerce(ruleset, ref.item, v, doc, path + (i,)) for i, v in enumerate(value))
+    if ref.name == "number":
+        if isinstance(value, str):
+            num, den = value.split("/")
+            value = Fraction(int(num), int(den))
+        if isinstance(value, float):
+            value = exact(value)
+        return value.numerator if isinstance(value, Fraction) and value.denominator == 1 else value
+    if ref.name == "text":
+        return str(value)
+    if ref.name == "key_of":
+        entries = ruleset.catalogues[ref.item].entries
+        if value not in entries:
+            raise InputError(f"'{value}' is not an entry of catalogue '{ref.item}'", doc.at(path),
+                             did_you_mean(value, entries) or f"its entries: {', '.join(list(entries)[:12])}"
+                             + (", ..." if len(entries) > 12 else ""))
+        return value
+    if ref.name in ruleset.types:
+        return complete_record(ruleset, ruleset.types[ref.name], value, doc, path)
+    _check_field_names(value, doc, path)
+    return freeze(value)
+
+
+class _At:
+    """Where a parameter's default is written: the position every error in completing it names."""
+
+    def __init__(self, pos):
+        self.pos = pos
+
+    def at(self, path):
+        return self.pos
+
+
+def holds_record_type(ruleset: Ruleset, ref) -> bool:
+    """Whether values of this type are (lists of) records of a declared type, which inputs complete (never an
+    enumeration or a key_of name)."""
+    while not isinstance(ref, tuple) and ref.name == "list":
+        ref = ref.item
+    return not isinstance(ref, tuple) and ref.name in ruleset.types
+
+
+def complete_default(ruleset: Ruleset, ref, value: Any, pos) -> Any:
+    """A parameter's written-out default of a record type (or a list of them), completed as an input of that
+    type is: its catalogue entry's fields, then the type's field defaults. Errors name the default's position."""
+    return coerce(ruleset, ref, value, _At(pos), ())
+
+
+def _check_field_names(value: Any, doc: Document, path: tuple) -> None:
+    """Every key of a record given as input is a name: YAML also reads `{id: A, 0}` as a record with
+    the number 0 for a key, which no field name can be."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InputError(f"a record's field names are text; this one is {k!r}", doc.at(path + (k,)),
+                                 "write the field as `name: value`")
+            _check_field_names(v, doc, path + (k,))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_field_names(v, doc, path + (i,))
+
+
+def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, path: tuple) -> Record:
+    """A record input: its catalogue entry's fields, then field defaults, then what was given."""
+    data: dict = {}
+    unlisted = None
+    if t.catalogue and t.key in value:
+        cat = ruleset.catalogues[t.catalogue]
+        key = str(value[t.key])
+        entry = cat.entries.get(key)
+        if entry is None:
+            unlisted = key  # a counter the catalogue does not list: every field must be given inline
+        else:
+            data.update((k, v) for k, v in entry.items() if k != "source")
+    for name, f in t.fields.items():
+        if name not in data and f.has_default:
+            # a record-typed field's default is completed like a given record (its own field defaults)
+            data[name] = (coerce(ruleset, f.type, f.default, doc, path + (name,))
+                          if isinstance(f.default, (dict, list)) and not isinstance(f.type, tuple)
+                          and (f.type.name in ruleset.types or f.type.name == "list") else f.default)
+    for name, v in value.items():
+        data[name] = coerce(ruleset, t.fields[name].type, v, doc, path + (name,))
+    missing = [n for n in t.fields if n not in data]
+    if missing and unlisted is not None:
+        cat = ruleset.catalogues[t.catalogue]
+        raise InputError(f"'{unlisted}' is not in catalogue '{t.catalogue}', so every field must be given here; "
+                         f"missing: {', '.join(missing)}", doc.at(path + (t.key,)),
+                         did_you_mean(unlisted, cat.entries) or f"catalogue entries: {', '.join(list(cat.entries)[:12])}")
+    if missing:
+        raise InputError(f"this {t.name} has no value for {', '.join(repr(m) for m in missing)}"
+                         + (f" (and its {t.catalogue} entry does not give one)" if t.catalogue else ""), doc.at(path))
+    return Record(data)
+
+
+def signature(proc: Procedure) -> str:
+    parts = []
+    for p in proc.params:
+        text = f"{p.name}: {ast.type_text(p.type)}"
+        if p.default is not None:
+            text += f" = {ast.unparse(p.default)}"
+        parts.append(text)
+    return f"{proc.name}({', '.join(parts)})"

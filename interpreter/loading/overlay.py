@@ -1,0 +1,358 @@
+"""Overlays: house rules and players' charts applied on top of a base ruleset.
+
+An overlay file names the ruleset it extends and lists changes: table cells or
+whole tables, modifiers (add, change, remove) and stack caps, catalogue
+entries, and labelled procedure steps (replace, insert, remove). Overlays
+apply in order, after the base is read and before it is checked and compiled,
+so an overlaid ruleset is checked exactly like a hand-written one.
+
+Every change records where it came from; traces show it beside the rule
+citation. Two overlays changing the same thing is a conflict, and a chart
+value that contradicts a cell the rulebook reveals is refused with the
+citation of the example that revealed it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import ErrorCollector, InputError, Position, did_you_mean
+from ..model.ruleset import Change, Ruleset
+from ..model.tables import UNKNOWN
+from ..model.values import freeze, show
+from ..reading import syntax as ast
+from ..reading.parser import parse_module, parse_steps
+from ..reading.schema import validate
+from ..reading.source import Document, load_yaml
+from .loader import add_procedures, build_stack, build_table, yaml_expression
+
+
+def apply_overlays(ruleset: Ruleset, paths, texts: dict[str, str] | None = None) -> list[Change]:
+    """Apply overlay files in order; raise InputErrors listing every problem found.
+
+    ``texts`` (path -> content) are files already read (by the load cache), used instead of reading again.
+    """
+    touched: dict[tuple, Position] = {}
+    log: list[Change] = []
+    errors = ErrorCollector()
+    for path in paths:
+        doc = load_yaml(path, (texts or {}).get(str(path)))
+        validate(doc, "overlay")
+        if doc.data["extends"] != ruleset.id:
+            raise InputError(f"this overlay extends '{doc.data['extends']}', but the ruleset is '{ruleset.id}'",
+                             doc.at(("extends",)))
+        ruleset.overlays.append(str(path))
+        ruleset.files.append(str(path))
+        for i, change in enumerate(doc.data["changes"]):
+            with errors.attempt():
+                _apply(ruleset, doc, ("changes", i), change, touched, log)
+    errors.raise_any()
+    ruleset.changes = log
+    return log
+
+
+def _claim(touched: dict, key: tuple, where: Position, what: str) -> None:
+    if key in touched and touched[key].file != where.file:
+        raise InputError(f"conflict: {what} is also changed by {touched[key]}; two overlays may not change the "
+                         "same thing (combine them, or drop one)", where)
+    touched[key] = where
+
+
+def _apply(r: Ruleset, doc: Document, path: tuple, c: dict, touched: dict, log: list) -> None:
+    if "table" in c:
+        _table_change(r, doc, path, c, touched, log)
+    elif "stack" in c:
+        _stack_change(r, doc, path, c, touched, log)
+    elif "catalogue" in c:
+        _catalogue_change(r, doc, path, c, touched, log)
+    elif "add_procedures" in c:
+        _add_procedures(r, doc, path, c, touched, log)
+    else:
+        _procedure_change(r, doc, path, c, touched, log)
+
+
+def _find(kind: str, things: dict, name: str, doc: Document, path: tuple):
+    if name not in things:
+        raise InputError(f"the base ruleset has no {kind} '{name}'", doc.at(path),
+                         did_you_mean(name, things) or f"its {kind}s: {', '.join(sorted(things)) or 'none'}")
+    return things[name]
+
+
+def _only(c: dict, allowed: set, doc, path, what: str) -> None:
+    extra = [k for k in c if k not in allowed | {"note", "source"}]
+    if extra:
+        raise InputError(f"'{extra[0]}' does not go with {what}", doc.key_at(path + (extra[0],)),
+                         hint="keys allowed here: " + ", ".join(sorted(allowed)))
+
+
+# ---- tables ---------------------------------------------------------------------------
+
+def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
+    name = c["table"]
+    table = _find("table", r.tables, name, doc, path + ("table",))
+    cite = r.cite
+    if "replace" in c:
+        _only(c, {"table", "replace"}, doc, path, "replace (a whole table)")
+        _claim(touched, ("tables", name), doc.at(path), f"table '{name}'")
+        new = build_table(name, c["replace"], doc, path + ("replace",), cite)
+        for key in new.sources:
+            new.origins[key] = doc.at(path)
+        r.tables[name] = new
+        log.append(Change("tables", name, f"replaced the whole table ({new.known_count} of {new.size} cells known)",
+                          doc.at(path)))
+        return
+    _only(c, {"table", "set_cells", "grid"}, doc, path, "a table's cells (set_cells or grid)")
+    if "set_cells" not in c and "grid" not in c:
+        raise InputError(f"say what to change in table '{name}': set_cells, grid or replace", doc.at(path))
+    cells = []  # (row index, column index, raw value, position)
+    for i, cell in enumerate(c.get("set_cells") or []):
+        cpath = path + ("set_cells", i)
+        ri = table.rows.key_index(cell["row"])
+        if ri is None:
+            raise InputError(f"table '{name}' has no row '{cell['row']}'", doc.at(cpath + ("row",)),
+                             "rows: " + ", ".join(map(str, table.rows.headings)))
+        if table.columns is None:
+            ci = 0
+        else:
+            if "column" not in cell:
+                raise InputError(f"table '{name}' has columns; say which", doc.at(cpath))
+            ci = table.columns.key_index(cell["column"])
+            if ci is None:
+                raise InputError(f"table '{name}' has no column '{cell['column']}'", doc.at(cpath + ("column",)),
+                                 "columns: " + ", ".join(map(str, table.columns.headings)))
+        cells.append((ri, ci, cell["value"], doc.at(cpath + ("value",))))
+    for row_key, values in (c.get("grid") or {}).items():
+        gpath = path + ("grid", row_key)
+        ri = table.rows.key_index(row_key)
+        if ri is None:
+            raise InputError(f"table '{name}' has no row '{row_key}'", doc.key_at(gpath),
+                             "rows: " + ", ".join(map(str, table.rows.headings)))
+        values = values if isinstance(values, list) else [values]
+        width = len(table.columns.headings) if table.columns else 1
+        if len(values) != width:
+            raise InputError(f"row '{row_key}' has {len(values)} values; table '{name}' has {width} columns",
+                             doc.at(gpath))
+        cells += [(ri, ci, v, doc.at(gpath + (ci,))) for ci, v in enumerate(values)]
+    changed = 0
+    for ri, ci, raw, pos in cells:
+        try:
+            value = table.parse_cell(raw)
+        except ValueError:
+            codes = ", ".join(rc.pattern for rc in table.results.values())
+            raise InputError(f"'{raw}' matches none of table '{name}''s result codes ({codes})", pos) from None
+        if value is UNKNOWN:
+            continue
+        label = f"table '{name}' row {table.rows.label(ri)}" + (
+            f", column {table.columns.label(ci)}" if table.columns else "")
+        old = table.cells[ri][ci]
+        if old is not UNKNOWN and (ri, ci) not in table.origins:
+            if _same(old, value):
+                continue
+            raise InputError(f"{label}: your chart says {show(value)}, but the rulebook reveals {show(old)} "
+                             f"({table.sources.get((ri, ci)) or 'rulebook'})", pos,
+                             "check the chart (or the row and column you typed); a chart overlay may only fill "
+                             "cells the rulebook does not print")
+        _claim(touched, ("tables", name, ri, ci), pos, label)
+        table.cells[ri][ci] = value
+        table.sources[(ri, ci)] = f"overlay {Path(pos.file).name}"
+        table.origins[(ri, ci)] = pos
+        changed += 1
+    log.append(Change("tables", name, f"{changed} cell(s) filled", doc.at(path)))
+
+
+def _same(a, b) -> bool:
+    return show(a) == show(b)
+
+
+# ---- stacks ---------------------------------------------------------------------------
+
+_STACK_SETTINGS = {"limits", "refuse_below", "refuse_above", "groups", "title", "cite"}
+_MODIFIER_FIELDS = {"value", "when", "times", "group", "cite", "description"}
+
+
+def _stack_change(r: Ruleset, doc, path, c, touched, log) -> None:
+    name = c["stack"]
+    stack = _find("stack", r.stacks, name, doc, path + ("stack",))
+    ids = [m.id for m in stack.modifiers]
+
+    def index_of(mid, key):
+        if mid not in ids:
+            raise InputError(f"stack '{name}' has no modifier '{mid}'", doc.at(path + (key,)),
+                             did_you_mean(mid, ids) or f"its modifiers: {', '.join(ids)}")
+        return ids.index(mid)
+
+    if "add" in c:
+        _only(c, {"stack", "add", "before", "after"}, doc, path, "add (a new modifier)")
+        spec = c["add"]
+        if spec["id"] in ids:
+            raise InputError(f"stack '{name}' already has a modifier '{spec['id']}'; use modify to change it",
+                             doc.at(path + ("add", "id")))
+        built = build_stack(name, {"title": stack.title, "groups": stack.groups, "modifiers": [spec]}, doc,
+                            path, r.cite).modifiers[0]
+        built.origin = doc.at(path)
+        at = len(stack.modifiers)
+        if "before" in c:
+            at = index_of(c["before"], "before")
+        elif "after" in c:
+            at = index_of(c["after"], "after") + 1
+        _claim(touched, ("stacks", name, spec["id"]), doc.at(path), f"modifier '{spec['id']}' of stack '{name}'")
+        stack.modifiers.insert(at, built)
+        log.append(Change("stacks", name, f"added modifier {spec['id']} = {built.text.get('value')}"
+                          + (f" when {built.text['when']}" if "when" in built.text else ""), doc.at(path)))
+    elif "modify" in c:
+        _only(c, {"stack", "modify", "set"}, doc, path, "modify (change a modifier)")
+        i = index_of(c["modify"], "modify")
+        m = stack.modifiers[i]
+        fields = c.get("set") or {}
+        bad = [k for k in fields if k not in _MODIFIER_FIELDS]
+        if bad:
+            raise InputError(f"a modifier has no field '{bad[0]}'", doc.key_at(path + ("set", bad[0])),
+                             did_you_mean(bad[0], _MODIFIER_FIELDS))
+        _claim(touched, ("stacks", name, m.id), doc.at(path), f"modifier '{m.id}' of stack '{name}'")
+        changes = {}
+        for k, v in fields.items():
+            if k in ("value", "when", "times"):
+                changes[k] = yaml_expression(doc, path + ("set", k), v)
+                m.text[k] = str(v)
+            elif k == "cite":
+                changes[k] = r.cite(v)
+            elif k == "group":
+                changes[k] = v
+        for k, v in changes.items():
+            setattr(m, k, v)
+        m.origin = doc.at(path)
+        log.append(Change("stacks", name, f"changed modifier {m.id}: " + ", ".join(f"{k} = {v}" for k, v in fields.items()),
+                          doc.at(path)))
+    elif "remove" in c:
+        _only(c, {"stack", "remove"}, doc, path, "remove (a modifier)")
+        i = index_of(c["remove"], "remove")
+        _claim(touched, ("stacks", name, c["remove"]), doc.at(path), f"modifier '{c['remove']}' of stack '{name}'")
+        del stack.modifiers[i]
+        log.append(Change("stacks", name, f"removed modifier {c['remove']}", doc.at(path)))
+    elif "set" in c:
+        _only(c, {"stack", "set"}, doc, path, "a stack's settings")
+        fields = c["set"]
+        bad = [k for k in fields if k not in _STACK_SETTINGS]
+        if bad:
+            raise InputError(f"a stack has no setting '{bad[0]}'", doc.key_at(path + ("set", bad[0])),
+                             did_you_mean(bad[0], _STACK_SETTINGS) or "settings: " + ", ".join(sorted(_STACK_SETTINGS)))
+        _claim(touched, ("stacks", name, "$settings"), doc.at(path), f"the settings of stack '{name}'")
+        for k, v in fields.items():
+            if k == "limits":
+                stack.limit_min, stack.limit_max = (v or {}).get("min"), (v or {}).get("max")
+            elif k == "cite":
+                stack.cite = r.cite(v)
+            else:
+                setattr(stack, k, v)
+        log.append(Change("stacks", name, "settings: " + ", ".join(f"{k} = {v}" for k, v in fields.items()),
+                          doc.at(path)))
+    else:
+        raise InputError(f"say what to change in stack '{name}': add, modify, remove or set", doc.at(path))
+
+
+# ---- catalogues ---------------------------------------------------------------------------
+
+def _catalogue_change(r: Ruleset, doc, path, c, touched, log) -> None:
+    _only(c, {"catalogue", "entry", "set"}, doc, path, "a catalogue change (entry and set)")
+    cat = _find("catalogue", r.catalogues, c["catalogue"], doc, path + ("catalogue",))
+    if "entry" not in c or "set" not in c:
+        raise InputError("a catalogue change names the entry and the fields to set", doc.at(path))
+    entry = str(c["entry"])
+    fields = freeze(c["set"])
+    _claim(touched, ("catalogues", cat.name, entry), doc.at(path), f"entry '{entry}' of catalogue '{cat.name}'")
+    if entry in cat.entries:
+        cat.entries[entry] = cat.entries[entry].updated(dict(fields))
+        what = "changed"
+    else:
+        cat.entries[entry] = fields
+        what = "added"
+    cat.entry_positions[entry] = doc.at(path)
+    log.append(Change("catalogues", cat.name, f"{what} entry {entry}: "
+                      + ", ".join(f"{k} = {show(v)}" for k, v in fields.items()), doc.at(path)))
+
+
+# ---- procedures ----------------------------------------------------------------------------
+
+def _add_procedures(r: Ruleset, doc, path, c, touched, log) -> None:
+    _only(c, {"add_procedures"}, doc, path, "add_procedures")
+    spos = doc.at(path + ("add_procedures",))
+    import textwrap
+    text = textwrap.dedent(c["add_procedures"])
+    first = next((l for l in c["add_procedures"].splitlines() if l.strip()), "")
+    indent = len(first) - len(first.lstrip()) + doc.block_indent(path + ("add_procedures",))
+    procedures = parse_module(text, spos.file, Position(spos.file, spos.line + 1, indent + 1), indent)
+    for p in procedures:
+        if p.name in r.procedures:
+            raise InputError(f"the base ruleset already has a procedure '{p.name}'; change its steps instead "
+                             "(replace_step, insert_before, insert_after, remove_step)", p.pos)
+        _claim(touched, ("procedures", p.name), p.pos, f"procedure '{p.name}'")
+    add_procedures(r, procedures)
+    for p in procedures:
+        log.append(Change("procedures", p.name, "added procedure", p.pos))
+
+
+def _procedure_change(r: Ruleset, doc, path, c, touched, log) -> None:
+    name = c["procedure"]
+    proc = _find("procedure", r.procedures, name, doc, path + ("procedure",))
+    actions = [k for k in ("replace_step", "insert_before", "insert_after", "remove_step") if k in c]
+    if len(actions) != 1:
+        raise InputError("a procedure change has exactly one of replace_step, insert_before, insert_after or "
+                         "remove_step", doc.at(path))
+    action = actions[0]
+    label = c[action]
+    allowed = {"procedure", action} | ({"steps"} if action != "remove_step" else set())
+    _only(c, allowed, doc, path, action)
+    steps: tuple = ()
+    if action != "remove_step":
+        if "steps" not in c:
+            raise InputError(f"{action} needs the new statements under steps:", doc.at(path))
+        spos = doc.at(path + ("steps",))
+        block = doc.block_indent(path + ("steps",))
+        steps = parse_steps(c["steps"], Position(spos.file, spos.line + 1, block + 1) if block else
+                            Position(spos.file, spos.line, spos.column), block)
+    labels = _labels(proc.syntax.body)
+    if label not in labels:
+        raise InputError(f"procedure '{name}' has no step labelled @{label}", doc.at(path + (action,)),
+                         did_you_mean(label, labels) or (f"its labels: {', '.join('@' + l for l in labels)}"
+                                                         if labels else "label a step in the procedure with a line "
+                                                                        "@name before it"))
+    _claim(touched, ("procedures", name, label), doc.at(path), f"step @{label} of procedure '{name}'")
+    body = _edit(proc.syntax.body, label, action, steps)
+    proc.syntax = ast.replace(proc.syntax, body=body)
+    words = {"replace_step": "replaced", "insert_before": "inserted before", "insert_after": "inserted after",
+             "remove_step": "removed"}[action]
+    log.append(Change("procedures", name, f"{words} step @{label}"
+                      + (f" ({len(steps)} statement(s))" if steps else ""), doc.at(path)))
+
+
+def _labels(body) -> list[str]:
+    out = []
+    for s in body:
+        if s.label:
+            out.append(s.label)
+        if isinstance(s, ast.If):
+            for b in s.branches:
+                out += _labels(b.body)
+        elif isinstance(s, ast.ForEach):
+            out += _labels(s.body)
+    return out
+
+
+def _edit(body: tuple, label: str, action: str, steps: tuple) -> tuple:
+    out = []
+    for s in body:
+        if s.label == label:
+            if action == "replace_step":
+                out += list(steps)
+            elif action == "insert_before":
+                out += list(steps) + [s]
+            elif action == "insert_after":
+                out += [s] + list(steps)
+            continue  # remove_step: drop it
+        if isinstance(s, ast.If):
+            s = ast.replace(s, branches=tuple(ast.replace(b, body=_edit(b.body, label, action, steps))
+                                             for b in s.branches))
+        elif isinstance(s, ast.ForEach):
+            s = ast.replace(s, body=_edit(s.body, label, action, steps))
+        out.append(s)
+    return tuple(out)

@@ -1,0 +1,161 @@
+"""The validated model of a ruleset: what the loader builds and the compiler reads.
+
+Everything here is plain data plus AST; compiled closures are attached by the
+compiler (``Procedure.run``, ``Modifier.value_fn`` ...), so the model can be
+checked and listed without compiling it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import Position
+from ..reading import syntax as ast
+from .dice import DiceKind
+from .tables import Table
+from .values import Record
+
+DEFAULT_LIMITS = {"steps": 100_000, "loop": 1_000, "depth": 32, "dice": 20,
+                  "list": 100_000, "text": 100_000, "digits": 1_000, "nesting": 64, "sides": 10_000,
+                  "cells": 6_400_000}
+"""Bounds on one adjudication; a ruleset may change them in ruleset.yaml ``limits:`` up to LIMIT_CEILINGS."""
+
+LIMIT_CEILINGS = {"steps": 100_000_000, "loop": 1_000_000, "depth": 200, "dice": 100,
+                  "list": 10_000_000, "text": 10_000_000, "digits": 100_000, "nesting": 200, "sides": 1_000_000,
+                  "cells": 100_000_000}
+"""The most a ruleset may raise each limit to (the schema refuses more)."""
+
+SCALAR_TYPES = {"int", "number", "bool", "text", "any"}
+
+
+@dataclass
+class FieldDef:
+    name: str
+    type: Any                 # a TypeRef, or ("enum", [...])
+    default: Any = None
+    has_default: bool = False
+    pos: Position | None = None
+
+
+@dataclass
+class TypeDef:
+    """A record type for procedure inputs (e.g. a unit), optionally backed by a catalogue."""
+
+    name: str
+    fields: dict[str, FieldDef]
+    catalogue: str | None = None
+    key: str | None = None
+    pos: Position | None = None
+
+
+@dataclass
+class Modifier:
+    id: str
+    value: ast.Expr
+    when: ast.Expr | None
+    times: ast.Expr | None
+    group: str | None
+    cite: str | None
+    pos: Position
+    text: dict[str, str] = field(default_factory=dict)   # the source text of each expression
+    origin: Position | None = None                       # set when an overlay added/changed it
+    value_fn: Callable | None = None
+    when_fn: Callable | None = None
+    times_fn: Callable | None = None
+
+
+@dataclass
+class Stack:
+    name: str
+    title: str
+    cite: str | None
+    params: list[str]
+    combine: str
+    groups: dict[str, str]
+    limit_min: Any
+    limit_max: Any
+    refuse_below: Any
+    refuse_above: Any
+    modifiers: list[Modifier]
+    pos: Position
+    param_types: dict = field(default_factory=dict)   # name -> TypeRef, where the stack declares them
+
+
+@dataclass
+class Catalogue:
+    name: str
+    title: str
+    cite: str | None
+    entries: dict[str, Record]
+    pos: Position
+    entry_positions: dict[str, Position] = field(default_factory=dict)
+
+    @property
+    def field_names(self) -> set[str]:
+        names: set[str] = set()
+        for e in self.entries.values():
+            names.update(e.keys())
+        return names
+
+
+@dataclass
+class Procedure:
+    name: str
+    syntax: ast.Procedure
+    cite: str | None
+    doc: str | None
+    params: list[ast.Param]
+    pos: Position
+    run: Callable | None = None          # compiled: run(args: dict, rt) -> Record
+    run_untraced: Callable | None = None  # compiled: the untraced run, every argument given (compiling/compiler.py)
+    deterministic: bool = False          # no roll or choice, here or in what it calls: a pure function
+    memo: dict = field(default_factory=dict)   # results of deterministic calls (untraced runs only)
+    prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix
+    suffix_cache: dict = field(default_factory=dict)  # state -> outcome of the deterministic ending
+    fill_defaults: Callable | None = None  # compiled: fills the defaults of missing arguments (odds/states.py)
+    analysis: dict = field(default_factory=dict)   # what compiling needs to know of it (analysis.analyse, at load)
+
+
+@dataclass
+class Change:
+    """One change an overlay applied, for `umpire diff` and for conflict detection (loading/overlay.py)."""
+
+    group: str          # "tables", "stacks", "catalogues", "procedures"
+    name: str
+    what: str
+    origin: Position
+
+
+@dataclass
+class Ruleset:
+    id: str
+    title: str
+    root: Path
+    cite_prefix: str
+    source: str | None
+    dice: dict[str, DiceKind]
+    types: dict[str, TypeDef]
+    tables: dict[str, Table]
+    stacks: dict[str, Stack]
+    catalogues: dict[str, Catalogue]
+    procedures: dict[str, Procedure]
+    limits: dict[str, int]
+    files: list[str] = field(default_factory=list)
+    overlays: list[str] = field(default_factory=list)
+    changes: list = field(default_factory=list)      # what the overlays changed (Change)
+    cache_key: str | None = None   # the on-disk cache key of exactly these sources (loading/cache.py), when known
+
+    def cite(self, text: str | None) -> str | None:
+        return cite_with_prefix(self.cite_prefix, text)
+
+
+def cite_with_prefix(prefix: str, text: str | None) -> str | None:
+    """With prefix 'XYZ': '3.2.3' -> 'XYZ 3.2.3'; a citation that starts with a letter is kept as written."""
+    if text is None:
+        return None
+    text = str(text).strip()
+    if prefix and text and not text[0].isalpha():
+        return f"{prefix} {text}"
+    return text

@@ -1,0 +1,4 @@
+"""Reading files: positioned YAML, JSON Schemas, the procedure grammar and its syntax tree.
+
+Stage 1 of the pipeline. Imports only ``interpreter.errors``.
+"""

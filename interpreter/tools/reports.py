@@ -1,0 +1,71 @@
+"""Odds, simulation and overlay comparisons as data: what ``--json`` prints and the workbench shows.
+
+These sit above both ``interpreter.api`` (loading and adjudicating) and ``interpreter.odds``.
+"""
+
+from __future__ import annotations
+
+from ..api import Situation, load_ruleset, load_situation
+from ..errors import InputError
+
+
+def stop_kind(label: str) -> str | None:
+    """Which kind of stop an odds row is ("needs chart", "refused", "error"), or None for a result."""
+    for kind in ("needs chart", "refused", "error"):
+        if label.startswith(kind + ":"):
+            return kind
+    return None
+
+
+def report_json(report, s: Situation, by: list) -> dict:
+    """An odds or simulation report as data; each outcome says whether it is a stop (needs chart ...)."""
+    data = dict(report.as_json(), situation=s.file, by=list(by))
+    if not report.exact:
+        data["seed"] = report.seed
+        data["jobs"] = getattr(report, "jobs", 1)
+    for row in data["outcomes"]:
+        row["stop"] = stop_kind(row["outcome"])
+    return data
+
+
+def odds_json(s: Situation, by: list, all_dice: bool = False, budget: int | None = None) -> dict:
+    """Exact odds as data (``umpire odds --json``)."""
+    from ..odds.exact import budgeted_odds
+    if all_dice:
+        s.dice, s.dice_positions = [], []
+    return report_json(budgeted_odds(s, list(by), budget), s, by)
+
+
+def simulate_json(s: Situation, runs: int, seed: int | None, by: list) -> dict:
+    """A Monte Carlo estimate as data (``umpire simulate --json``)."""
+    from ..odds.simulation import simulate
+    if runs < 1:
+        raise InputError("--runs must be at least 1")
+    return report_json(simulate(s, runs, seed, list(by)), s, by)
+
+
+def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), keep_dice: bool = False,
+                 situation_text: str | None = None, roots=None) -> dict:
+    """What overlays change, and (with a situation) the outcome shares before and after (``umpire diff``)."""
+    if not overlays:
+        raise InputError("diff compares the ruleset with overlays: add --with OVERLAY")
+    r = load_ruleset(ruleset_path, tuple(overlays))
+    groups: dict[str, list] = {}
+    for c in r.changes:
+        groups.setdefault(c.group, []).append(c)
+    data: dict = {"changes": {g: [{"name": c.name, "change": c.what, "from": str(c.origin)} for c in cs]
+                              for g, cs in groups.items()}}
+    if situation is not None:
+        from ..odds.exact import exact_odds
+        before_s = load_situation(situation, (), situation_text, roots)
+        after_s = load_situation(situation, tuple(overlays), situation_text, roots)
+        if not keep_dice:
+            for sit in (before_s, after_s):
+                sit.dice, sit.dice_positions = [], []
+        before = {l: p for l, p, _ in exact_odds(before_s, list(by)).rows}
+        after = {l: p for l, p, _ in exact_odds(after_s, list(by)).rows}
+        labels = sorted(set(before) | set(after), key=lambda l: -max(before.get(l, 0), after.get(l, 0)))
+        data["outcomes"] = [{"outcome": l, "before": str(before.get(l, 0)), "after": str(after.get(l, 0)),
+                             "change": float(after.get(l, 0)) - float(before.get(l, 0)), "stop": stop_kind(l)}
+                            for l in labels]
+    return data
