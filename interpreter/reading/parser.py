@@ -110,7 +110,7 @@ def parse_steps(text: str, where: Position, indent: int = 0) -> tuple:
     """Parse procedure statements written in an overlay (a YAML block scalar indented ``indent`` in its file)."""
     import textwrap
     body = textwrap.dedent(text)
-    first = next((l for l in text.splitlines() if l.strip()), "")
+    first = next((line for line in text.splitlines() if line.strip()), "")
     indent += len(first) - len(first.lstrip())
     locate = _Locator(where, indent)
     _refuse_tab_indentation(body, locate)

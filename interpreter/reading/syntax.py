@@ -8,13 +8,14 @@ are treated as immutable: ``replace`` makes a changed copy (overlays use it).
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 
 class Node:
     """Base of all syntax nodes: fields are named in ``_fields``; a missing trailing field is None."""
 
     __slots__ = ()
-    _fields: tuple = ()
+    _fields: tuple[str, ...] = ()
 
     def __init__(self, *args, **kwargs):
         fields = self._fields
@@ -46,87 +47,148 @@ def replace(node: Node, **changes) -> Node:
 
 class Literal(Node):
     __slots__ = _fields = ('pos', 'value')
+    pos: Any
+    value: Any
 
 
 class Interpolated(Node):
     """A string with ``{expr}`` parts: ``parts`` alternates text and expressions."""
     __slots__ = _fields = ('pos', 'parts')
+    pos: Any
+    parts: Any
 
 
 class Name(Node):
     __slots__ = _fields = ('pos', 'name')
+    pos: Any
+    name: Any
 
 
 class Attribute(Node):
     __slots__ = _fields = ('pos', 'target', 'name')
+    pos: Any
+    target: Any
+    name: Any
 
 
 class Index(Node):
     __slots__ = _fields = ('pos', 'target', 'index')
+    pos: Any
+    target: Any
+    index: Any
 
 
 class Update(Node):
     __slots__ = _fields = ('pos', 'target', 'fields')
+    pos: Any
+    target: Any
+    fields: Any
 
 
 class Merge(Node):
     """``record with other``: ``other`` a record computed at run time, its fields replacing or adding to the target's."""
     __slots__ = _fields = ('pos', 'target', 'other')
+    pos: Any
+    target: Any
+    other: Any
 
 
 class ListExpr(Node):
     __slots__ = _fields = ('pos', 'items')
+    pos: Any
+    items: Any
 
 
 class RecordExpr(Node):
     __slots__ = _fields = ('pos', 'fields')
+    pos: Any
+    fields: Any
 
 
 class Unary(Node):
     __slots__ = _fields = ('pos', 'op', 'operand')
+    pos: Any
+    op: Any
+    operand: Any
 
 
 class Binary(Node):
     __slots__ = _fields = ('pos', 'op', 'left', 'right')
+    pos: Any
+    op: Any
+    left: Any
+    right: Any
 
 
 class Logical(Node):
     __slots__ = _fields = ('pos', 'op', 'operands')
+    pos: Any
+    op: Any
+    operands: Any
 
 
 class Conditional(Node):
     __slots__ = _fields = ('pos', 'then', 'condition', 'otherwise')
+    pos: Any
+    then: Any
+    condition: Any
+    otherwise: Any
 
 
 class Arg(Node):
     """One argument of a call: ``name`` is None for a positional argument."""
     __slots__ = _fields = ("name", "value")
+    name: Any
+    value: Any
 
 
 class Function(Node):
     __slots__ = _fields = ('pos', 'name', 'args')
+    pos: Any
+    name: Any
+    args: Any
 
 
 class Aggregate(Node):
     __slots__ = _fields = ('pos', 'name', 'element', 'var', 'source', 'condition', 'key')
+    pos: Any
+    name: Any
+    element: Any
+    var: Any
+    source: Any
+    condition: Any
+    key: Any
 
 
 class Call(Node):
     __slots__ = _fields = ('pos', 'procedure', 'args')
+    pos: Any
+    procedure: Any
+    args: Any
 
 
 class Lookup(Node):
     __slots__ = _fields = ('pos', 'table', 'args')
+    pos: Any
+    table: Any
+    args: Any
 
 
 class Locate(Node):
     """Where a lookup would land (row and column headings) without reading the cell."""
     __slots__ = _fields = ('pos', 'table', 'args')
+    pos: Any
+    table: Any
+    args: Any
 
 
 class Apply(Node):
     """``apply(stack, ...)``; with ``uncapped`` true, ``uncapped(stack, ...)``: the total before the caps."""
     __slots__ = _fields = ('pos', 'stack', 'args', 'uncapped')
+    pos: Any
+    stack: Any
+    args: Any
+    uncapped: Any
 
 Expr = (Literal | Interpolated | Name | Attribute | Index | Update | Merge | ListExpr | RecordExpr | Unary
         | Binary | Logical | Conditional | Function | Aggregate | Call | Lookup | Apply)
@@ -137,21 +199,39 @@ Expr = (Literal | Interpolated | Name | Attribute | Index | Update | Merge | Lis
 class Statement(Node):
     """Base of statements: every statement may carry a citation and a label (for overlays)."""
     __slots__ = ()
-    _fields = ('pos', 'cite', 'label')
+    _fields: tuple[str, ...] = ('pos', 'cite', 'label')
+    pos: Any
+    cite: Any
+    label: Any
 
 
 class Let(Statement):
     __slots__ = _fields = ('pos', 'name', 'value', 'cite', 'label')
+    pos: Any
+    name: Any
+    value: Any
+    cite: Any
+    label: Any
 
 
 class Set(Statement):
     __slots__ = _fields = ('pos', 'name', 'value', 'cite', 'label')
+    pos: Any
+    name: Any
+    value: Any
+    cite: Any
+    label: Any
 
 
 class DiceSpec(Node):
     """``2d6`` (count=2, sides=6), a manifest dice kind (``kind='DR'``), or one die whose
     number of sides an expression gives when the roll is made (``d(len(xs))``: ``size``)."""
     __slots__ = _fields = ('pos', 'kind', 'count', 'sides', 'size')
+    pos: Any
+    kind: Any
+    count: Any
+    sides: Any
+    size: Any
 
     @property
     def text(self) -> str:
@@ -162,53 +242,106 @@ class DiceSpec(Node):
 
 class Roll(Statement):
     __slots__ = _fields = ('pos', 'name', 'dice', 'modifier', 'cite', 'label')
+    pos: Any
+    name: Any
+    dice: Any
+    modifier: Any
+    cite: Any
+    label: Any
 
 
 class Emit(Statement):
     __slots__ = _fields = ('pos', 'name', 'value', 'cite', 'label')
+    pos: Any
+    name: Any
+    value: Any
+    cite: Any
+    label: Any
 
 
 class Return(Statement):
     __slots__ = _fields = ('pos', 'value', 'cite', 'label')
+    pos: Any
+    value: Any
+    cite: Any
+    label: Any
 
 
 class Note(Statement):
     __slots__ = _fields = ('pos', 'text', 'cite', 'label')
+    pos: Any
+    text: Any
+    cite: Any
+    label: Any
 
 
 class Fail(Statement):
     __slots__ = _fields = ('pos', 'message', 'cite', 'label')
+    pos: Any
+    message: Any
+    cite: Any
+    label: Any
 
 
 class Refuse(Statement):
     __slots__ = _fields = ('pos', 'reason', 'cite', 'label')
+    pos: Any
+    reason: Any
+    cite: Any
+    label: Any
 
 
 class Choose(Statement):
     __slots__ = _fields = ('pos', 'name', 'options', 'default', 'cite', 'label')
+    pos: Any
+    name: Any
+    options: Any
+    default: Any
+    cite: Any
+    label: Any
 
 
 class Branch(Node):
     """One arm of an if: ``condition`` is None for else."""
     __slots__ = _fields = ("condition", "body", "cite", "pos")
+    condition: Any
+    body: Any
+    cite: Any
+    pos: Any
 
 
 class If(Statement):
     __slots__ = _fields = ('pos', 'branches', 'cite', 'label')
+    pos: Any
+    branches: Any
+    cite: Any
+    label: Any
 
 
 class ForEach(Statement):
     __slots__ = _fields = ('pos', 'var', 'source', 'body', 'cite', 'label')
+    pos: Any
+    var: Any
+    source: Any
+    body: Any
+    cite: Any
+    label: Any
 
 
 class Param(Node):
     __slots__ = _fields = ("name", "type", "default", "pos")
+    name: Any
+    type: Any
+    default: Any
+    pos: Any
 
 
 class TypeRef(Node):
     """A type: int, number, bool, text, any, a record type name, list (``item``: the items' type) or
     key_of (``item``: a catalogue's name; the value is the text of one of its entries)."""
     __slots__ = _fields = ("name", "item")
+    name: Any
+    item: Any
 
     def __str__(self) -> str:
         return f"{self.name}[{type_text(self.item)}]" if self.name in ("list", "key_of") else self.name
@@ -223,6 +356,12 @@ def type_text(ref) -> str:
 
 class Procedure(Node):
     __slots__ = _fields = ('pos', 'name', 'params', 'body', 'cite', 'doc')
+    pos: Any
+    name: Any
+    params: Any
+    body: Any
+    cite: Any
+    doc: Any
 
 def number(text: str) -> int | Fraction:
     """A DSL number literal: an int, or an exact fraction for decimals."""

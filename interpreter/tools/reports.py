@@ -62,10 +62,10 @@ def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), k
         if not keep_dice:
             for sit in (before_s, after_s):
                 sit.dice, sit.dice_positions = [], []
-        before = {l: p for l, p, _ in exact_odds(before_s, list(by)).rows}
-        after = {l: p for l, p, _ in exact_odds(after_s, list(by)).rows}
-        labels = sorted(set(before) | set(after), key=lambda l: -max(before.get(l, 0), after.get(l, 0)))
-        data["outcomes"] = [{"outcome": l, "before": str(before.get(l, 0)), "after": str(after.get(l, 0)),
-                             "change": float(after.get(l, 0)) - float(before.get(l, 0)), "stop": stop_kind(l)}
-                            for l in labels]
+        before = {label: p for label, p, _ in exact_odds(before_s, list(by)).rows}
+        after = {label: p for label, p, _ in exact_odds(after_s, list(by)).rows}
+        labels = sorted(set(before) | set(after), key=lambda label: -max(before.get(label, 0), after.get(label, 0)))
+        data["outcomes"] = [{"outcome": label, "before": str(before.get(label, 0)), "after": str(after.get(label, 0)),
+                             "change": float(after.get(label, 0)) - float(before.get(label, 0)), "stop": stop_kind(label)}
+                            for label in labels]
     return data
