@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..errors import InputError
-from .args import positive_int
+from .args import positive_int, runs_count
 
 PLOT_FORMATS = (".png", ".svg", ".pdf")
 
@@ -54,7 +54,8 @@ def add_odds_commands(sub, overlay_option) -> None:
                        description="Run the situation many times with seeded dice and count each outcome.")
     s.add_argument("situation")
     overlay_option(s)
-    s.add_argument("-n", "--runs", type=positive_int, default=10_000, help="number of runs (default 10,000)")
+    s.add_argument("-n", "--runs", type=runs_count, default=10_000,
+                   help="number of runs (default 10,000; at most 10,000,000)")
     s.add_argument("--seed", type=int, help="seed (a random one is drawn and printed if not given)")
     s.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="share the runs among N processes; the same seed gives the same counts whatever N is "

@@ -7,6 +7,7 @@ checked and listed without compiling it.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +27,12 @@ LIMIT_CEILINGS = {"steps": 100_000_000, "loop": 1_000_000, "depth": 200, "dice":
                   "list": 10_000_000, "text": 10_000_000, "digits": 100_000, "nesting": 200, "sides": 1_000_000,
                   "cells": 100_000_000}
 """The most a ruleset may raise each limit to (the schema refuses more)."""
+
+# Python refuses to turn an int of over 4,300 digits into text (a guard against slow conversions of
+# untrusted numbers). Every number the language builds is already bounded by limit 'digits', so the
+# interpreter lets numbers up to that ceiling print (``--json``, the workbench) and keeps the guard above it.
+if sys.get_int_max_str_digits() and sys.get_int_max_str_digits() < LIMIT_CEILINGS["digits"] + 1:
+    sys.set_int_max_str_digits(LIMIT_CEILINGS["digits"] + 1)
 
 SCALAR_TYPES = {"int", "number", "bool", "text", "any"}
 

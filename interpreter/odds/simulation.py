@@ -35,6 +35,9 @@ the counts depend on the seed (and the number of runs) alone, not on how many pr
 
 MAX_JOBS = 64
 
+MAX_RUNS = 10_000_000
+"""The most runs one simulation takes (minutes of work on one core); past it, ask for exact odds or fewer runs."""
+
 
 def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bool = False,
              jobs: int = 1) -> Report:
@@ -44,6 +47,9 @@ def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bo
     counts whatever ``jobs`` is.
     """
     start = time.perf_counter()
+    if not 1 <= runs <= MAX_RUNS:
+        raise InputError(f"-n must be between 1 and {MAX_RUNS:,} runs, not {runs:,}" if runs < 10**12
+                         else f"-n must be between 1 and {MAX_RUNS:,} runs (got a number of {len(str(runs))} digits)")
     if not 1 <= jobs <= MAX_JOBS:
         raise InputError(f"-j must be between 1 and {MAX_JOBS} processes, not {jobs}")
     by = by_keys(by, situation.ruleset)
