@@ -201,3 +201,20 @@ def test_check_refuses_a_literal_outside_a_one_of_parameter(tmp_path, cli):
     code, out, err = cli("check", root)
     assert_clean_error(code, err, "limber.ump:5:42", "'limbr' is not one of the values of parameter 'action'",
                        "did you mean 'limber'")
+
+
+def test_a_file_that_is_not_utf8_is_reported_at_its_line_and_column(tmp_path, cli):
+    root = write_ruleset(tmp_path, {})
+    (root / "procedures" / "latin1.ump").write_bytes(b'procedure x():\n    return "caf\xe9"\n')
+    code, out, err = cli("check", root)
+    assert_clean_error(code, err, "latin1.ump:2:16:", "not UTF-8", "byte 0xe9", "save the file as UTF-8")
+
+
+def test_a_byte_order_mark_is_accepted_in_procedure_files_as_in_yaml(tmp_path, cli):
+    root = write_ruleset(tmp_path, {})
+    (root / "procedures" / "bom.ump").write_bytes(b"\xef\xbb\xbfprocedure with_bom():\n    return 1\n")
+    (root / "tables" / "fire.yaml").write_bytes(b"\xef\xbb\xbf" + (root / "tables" / "fire.yaml").read_bytes())
+    code, out, err = cli("check", root)
+    assert code == 0, err
+    code, out, err = cli("list", root)
+    assert "with_bom" in out

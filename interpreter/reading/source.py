@@ -138,12 +138,19 @@ def decode_text(raw: bytes, path: Path | str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+        before = raw[: e.start]
+        line = before.count(b"\n") + 1
+        column = len(before[before.rfind(b"\n") + 1:].decode("utf-8", "replace")) + 1
+        raise InputError(f"this file is not UTF-8 text: byte 0x{raw[e.start]:02x} here is {e.reason}",
+                         Position(str(path), line, column),
+                         hint="save the file as UTF-8 (most editors offer it under 'Save with encoding')") from None
 
 
 def read_text(path: Path | str) -> str:
     """A file's text, refused with a plain error if it is missing, a folder, too large or not UTF-8."""
-    return decode_text(read_bytes(path), path)
+    text = decode_text(read_bytes(path), path)
+    # One rule for a byte-order mark, in YAML and procedure files alike: some editors write one; it is not text.
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def check_text_size(text: str, file: str) -> None:
