@@ -1,0 +1,387 @@
+"""The compiler's hand-fused closures: the cheaper forms untraced runs use for the commonest shapes.
+
+Each one does in a single closure what the general closures do in several (a local or a local's field read
+in place, a `let` fused with its value, an `if` over `a and b` reading its operands in place, a record or a
+call's arguments built without a comprehension, a value kept per prefix state); on any miss each calls the
+general closure, so the value or the positioned error is the same. They exist for speed alone.
+"""
+
+from __future__ import annotations
+
+from ..analysis.caching import STATIC as _STATIC
+from ..analysis.names import free_names
+from ..analysis.purity import pure_expression
+from ..model.values import Record, Roll
+from ..reading import syntax as ast
+from ..runtime.operators import RAW_ARITHMETIC as _RAW
+from ..runtime.operators import truth as _truth
+from .support import _ROLL_SLOTS, Fn
+
+
+class FastPaths:
+    """The compiler's fast-path mixin: reads in place, fused and kept-static lets, untraced lets."""
+
+    def untraced_let(self, s: ast.Let) -> Fn:
+        """An untraced ``let``/``set``, in the cheapest closure its value allows: fused with its value, a
+        constant, a local or a local's field read in place, a kept static value, a roll's field."""
+        fused = self.fused_let(s)
+        if fused is not None:
+            return fused
+        name = s.name
+        if isinstance(s.value, ast.Literal):
+            const = s.value.value
+
+            def let_const(env, rt):
+                env[name] = const
+            return let_const
+        var, field = self.local_read(s.value)
+        kept = self.kept_static(s.value, store=name) if var is None else None
+        if kept is not None:
+            return kept
+        value = self.expr(s.value)
+        if var is not None and field is None:
+            def let_name(env, rt):
+                try:
+                    env[name] = env[var]
+                except KeyError:
+                    env[name] = value(env, rt)     # its positioned error
+            return let_name
+        if var is not None:
+            def let_field(env, rt):
+                try:
+                    env[name] = env[var][field]
+                except (KeyError, TypeError):
+                    env[name] = value(env, rt)     # its positioned error, or a roll's field
+            return let_field
+        roll_var, slot = self.roll_read(s.value)
+        if roll_var is not None:
+            def let_roll_field(env, rt):
+                r = env.get(roll_var)
+                env[name] = r._d[slot] if r.__class__ is Roll else value(env, rt)
+            return let_roll_field
+
+        def let_untraced(env, rt):
+            env[name] = value(env, rt)
+        return let_untraced
+
+    def fused_let(self, s: ast.Let) -> Fn | None:
+        """An untraced `let`/`set` whose value's closure stores it itself (one closure, not two): a call of
+        a procedure that is not pure, ``xs + [x]`` of a local, ``dr.original + x``, a table lookup; else None."""
+        e = s.value
+        if isinstance(e, ast.Call) and not self.ruleset.procedures[e.procedure].deterministic:
+            return self.e_call(e, store=s.name)
+        if isinstance(e, ast.Binary) and e.op in _RAW and (self.roll_read(e.left)[0] is not None or (
+                e.op == "+" and self.local_name(e.left) is not None and isinstance(e.right, ast.ListExpr)
+                and len(e.right.items) == 1)):
+            return self.e_binary(e, store=s.name)
+        if isinstance(e, ast.Lookup):
+            return self.e_lookup(e, store=s.name)
+        return None
+
+    def static_or_expr(self, e) -> Fn:
+        """An expression, kept per prefix state when it reads only static names (analysis/caching.py)."""
+        return self.kept_static(e) or self.expr(e)
+
+    def kept_static(self, e, store: str | None = None) -> Fn | None:
+        """The closure that keeps ``e``'s value per prefix state, or None when ``e`` reads anything but
+        static names. With ``store`` it is an untraced ``let store = e`` (one closure, not two)."""
+        if not self.static_names or isinstance(e, (ast.Literal, ast.Name)):
+            return None
+        if not free_names(e) <= self.static_names or not pure_expression(self.ruleset, e):
+            return None
+        fn = self.expr(e)
+        slot = self.static_slots
+        self.static_slots += 1
+
+        def static_value(env, rt):
+            """The kept value, its steps charged as if worked out (an aggregate's items, a call's statements);
+            worked out again when they would overrun the steps left, or from deeper calls than the first time,
+            so that a limit stops it where it would."""
+            kept_values = env.get(_STATIC)
+            if kept_values is None:
+                value = fn(env, rt)
+            else:
+                kept = kept_values.get(slot)
+                if kept is not None:
+                    value, used, depth = kept
+                    left = rt.steps_left - used
+                    if left >= 0 and rt.depth <= depth:
+                        rt.steps_left = left
+                        if store is None:
+                            return value
+                        env[store] = value
+                        return None
+                before = rt.steps_left
+                value = fn(env, rt)      # an error is not kept: it happens again next time
+                kept_values[slot] = (value, before - rt.steps_left, rt.depth)
+            if store is None:
+                return value
+            env[store] = value
+        return static_value
+
+    def local_name(self, e) -> str | None:
+        """The variable a plain local name reads (closures read it with ``env[v] if v in env``), else None."""
+        var, field = self.local_read(e)
+        return var if field is None else None
+
+    def local_read(self, e) -> tuple:
+        """(name, None) for a local variable, (name, field) for a record field of one, else (None, None).
+
+        Closures read these straight from the locals; on any miss they call the compiled expression,
+        which gives the same value or the same positioned error.
+        """
+        if isinstance(e, ast.Name) and e.name not in self.globals:
+            return e.name, None
+        if isinstance(e, ast.Attribute) and isinstance(e.target, ast.Name) and e.target.name not in self.globals \
+                and e.target.name not in self.roll_names:
+            return e.target.name, e.name
+        return None, None
+
+    def roll_read(self, e) -> tuple:
+        """(name, slot of Roll._d) for a stored field of a rolled name (``dr.original``), else (None, None).
+
+        Closures read it straight from the roll; when the name holds no roll they call the compiled expression.
+        """
+        if isinstance(e, ast.Attribute) and isinstance(e.target, ast.Name) and e.target.name in self.roll_names \
+                and e.target.name not in self.globals and e.name in _ROLL_SLOTS:
+            return e.target.name, _ROLL_SLOTS[e.name]
+        return None, None
+
+
+def _logic2(f1, p1, f2, p2, op: str):
+    """``a and b`` / ``a or b`` as one closure: the first operand decides unless it is the neutral value."""
+    decisive = op == "or"          # True ends an 'or', False ends an 'and'
+    what = f"operand of '{op}'"
+
+    def logic2(env, rt):
+        v = f1(env, rt)
+        if v is decisive:
+            return v
+        if v is not (not decisive):
+            _truth(v, p1, what)
+        v = f2(env, rt)
+        if v is True or v is False:
+            return v
+        return _truth(v, p2, what)
+    logic2.operands = (f1, p1, f2, p2, decisive, what)    # an untraced `if` runs them in place
+    return logic2
+
+
+def _if_untraced(cond, body, other, pos, read: tuple) -> Fn:
+    """An untraced `if` with at most an `else`; a condition that is a field of a local is read in place."""
+    var, field = read
+    logic = getattr(cond, "operands", None)
+    if logic is not None:
+        f1, p1, f2, p2, decisive, what = logic
+        neutral = not decisive
+        r1, r2 = getattr(f1, "reads", None), getattr(f2, "reads", None)
+        if r1 is not None or r2 is not None:
+            t1, a1, b1 = r1 or (0, None, None)
+            t2, a2, b2 = r2 or (0, None, None)
+
+            def if_logic_reads(env, rt):
+                """`if a and b` / `if a or b` whose operands include a local, a local's field or a roll's
+                field: those read in place (the operand's closure on any miss: its error, or another value)."""
+                if t1 == 1:
+                    c = env[a1] if a1 in env else f1(env, rt)
+                elif t1 == 2:
+                    try:
+                        c = env[a1][b1]
+                    except (KeyError, TypeError):
+                        c = f1(env, rt)
+                elif t1 == 3:
+                    c = env.get(a1)
+                    c = c._d[b1] if c.__class__ is Roll else f1(env, rt)
+                else:
+                    c = f1(env, rt)
+                if c is not decisive:
+                    if c is not neutral:
+                        _truth(c, p1, what)
+                    if t2 == 1:
+                        c = env[a2] if a2 in env else f2(env, rt)
+                    elif t2 == 2:
+                        try:
+                            c = env[a2][b2]
+                        except (KeyError, TypeError):
+                            c = f2(env, rt)
+                    elif t2 == 3:
+                        c = env.get(a2)
+                        c = c._d[b2] if c.__class__ is Roll else f2(env, rt)
+                    else:
+                        c = f2(env, rt)
+                    if c is not True and c is not False:
+                        c = _truth(c, p2, what)
+                if c is True:
+                    return body(env, rt)
+                if c is not False:
+                    _truth(c, pos)
+                return other(env, rt) if other is not None else None
+            return if_logic_reads
+
+        def if_logic(env, rt):
+            """`if a and b` / `if a or b`: the operands evaluated here, as _logic2 would."""
+            c = f1(env, rt)
+            if c is not decisive:
+                if c is not neutral:
+                    _truth(c, p1, what)
+                c = f2(env, rt)
+                if c is not True and c is not False:
+                    c = _truth(c, p2, what)
+            if c is True:
+                return body(env, rt)
+            if c is not False:
+                _truth(c, pos)
+            return other(env, rt) if other is not None else None
+        return if_logic
+    if var is not None and field is not None:
+        def if_field(env, rt):
+            try:
+                c = env[var][field]
+            except (KeyError, TypeError):
+                c = cond(env, rt)       # its positioned error, or a roll's field
+            if c is True:
+                return body(env, rt)
+            if c is not False:
+                _truth(c, pos)
+            return other(env, rt) if other is not None else None
+        return if_field
+
+    def if_else(env, rt):
+        c = cond(env, rt)
+        if c is True:
+            return body(env, rt)
+        if c is not False:
+            _truth(c, pos)
+        return other(env, rt) if other is not None else None
+    return if_else
+
+
+def _direct_fields(fields, local_read):
+    """(key, kind, a, b) per field: 0 a literal (value a), 1 a local (name a), 2 a local's field (a.b);
+    None if any field is something else."""
+    specs = []
+    for k, v in fields:
+        if isinstance(v, ast.Literal):
+            specs.append((k, 0, v.value, None))
+            continue
+        var, field = local_read(v)
+        if var is None:
+            return None
+        specs.append((k, 1, var, None) if field is None else (k, 2, var, field))
+    return tuple(specs)
+
+
+def _readings(specs: tuple) -> tuple:
+    """``_direct_fields`` specs as (key, local?, name or value, field or None), read as
+    ``env[a] if local else env[a][b] if b else a``: a local, the commonest, tested first."""
+    return tuple((k, kind == 1, a, b if kind == 2 else None) for k, kind, a, b in specs)
+
+
+def _direct_record(specs: tuple, slow: Fn, record: bool = True) -> Fn:
+    """A record of literals, locals and locals' fields (``_direct_fields``) read in one closure, with no
+    call or comprehension per field for the small ones; with ``record`` False, a plain dict (a call's
+    arguments, which become the callee's locals). Any miss calls ``slow``: the positioned error, or a
+    roll's field."""
+    specs = _readings(specs)
+    n = len(specs)
+    if n == 0 or n > 4:
+        def mapping_n(env, rt):
+            try:
+                d = {k: env[a] if t else env[a][b] if b else a for k, t, a, b in specs}
+            except (KeyError, TypeError):
+                return slow(env, rt)
+            return Record(d) if record else d
+        return mapping_n
+    (k1, t1, a1, b1) = specs[0]
+    if n == 1:
+        def mapping_1(env, rt):
+            try:
+                d = {k1: env[a1] if t1 else env[a1][b1] if b1 else a1}
+            except (KeyError, TypeError):
+                return slow(env, rt)
+            return Record(d) if record else d
+        return mapping_1
+    (k2, t2, a2, b2) = specs[1]
+    if n == 2:
+        def mapping_2(env, rt):
+            try:
+                d = {k1: env[a1] if t1 else env[a1][b1] if b1 else a1,
+                     k2: env[a2] if t2 else env[a2][b2] if b2 else a2}
+            except (KeyError, TypeError):
+                return slow(env, rt)
+            return Record(d) if record else d
+        return mapping_2
+    (k3, t3, a3, b3) = specs[2]
+    if n == 3:
+        def mapping_3(env, rt):
+            try:
+                d = {k1: env[a1] if t1 else env[a1][b1] if b1 else a1,
+                     k2: env[a2] if t2 else env[a2][b2] if b2 else a2,
+                     k3: env[a3] if t3 else env[a3][b3] if b3 else a3}
+            except (KeyError, TypeError):
+                return slow(env, rt)
+            return Record(d) if record else d
+        return mapping_3
+    (k4, t4, a4, b4) = specs[3]
+
+    def mapping_4(env, rt):
+        try:
+            d = {k1: env[a1] if t1 else env[a1][b1] if b1 else a1,
+                 k2: env[a2] if t2 else env[a2][b2] if b2 else a2,
+                 k3: env[a3] if t3 else env[a3][b3] if b3 else a3,
+                 k4: env[a4] if t4 else env[a4][b4] if b4 else a4}
+        except (KeyError, TypeError):
+            return slow(env, rt)
+        return Record(d) if record else d
+    return mapping_4
+
+
+def _record_maker(fields: list) -> Fn:
+    """A record expression's record, built without a comprehension for the common small ones."""
+    if len(fields) == 1:
+        (k1, f1), = fields
+        return lambda env, rt: Record({k1: f1(env, rt)})
+    if len(fields) == 2:
+        (k1, f1), (k2, f2) = fields
+        return lambda env, rt: Record({k1: f1(env, rt), k2: f2(env, rt)})
+    if len(fields) == 3:
+        (k1, f1), (k2, f2), (k3, f3) = fields
+        return lambda env, rt: Record({k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt)})
+    if len(fields) == 4:
+        (k1, f1), (k2, f2), (k3, f3), (k4, f4) = fields
+        return lambda env, rt: Record({k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt), k4: f4(env, rt)})
+    keys, fns = tuple(k for k, _ in fields), tuple(f for _, f in fields)
+    return lambda env, rt: Record(zip(keys, [f(env, rt) for f in fns]))
+
+
+def _arguments(args: list, constants: dict, specs: tuple | None) -> Fn:
+    """A call's argument dict, built by one closure (no comprehension for the common small calls).
+
+    ``specs`` (``_direct_fields`` of the arguments, or None): when every argument is a literal, a
+    local or a local's field, they are read in place, the constant defaults written in the same dict."""
+    if specs is not None:
+        return _direct_record(specs + tuple((k, 0, v, None) for k, v in constants.items()),
+                              _arguments(args, constants, None), record=False)
+    n = len(args)
+    if n == 1:
+        (k1, f1), = args
+        made = lambda env, rt: {k1: f1(env, rt)}  # noqa: E731
+    elif n == 2:
+        (k1, f1), (k2, f2) = args
+        made = lambda env, rt: {k1: f1(env, rt), k2: f2(env, rt)}  # noqa: E731
+    elif n == 3:
+        (k1, f1), (k2, f2), (k3, f3) = args
+        made = lambda env, rt: {k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt)}  # noqa: E731
+    elif n == 4:
+        (k1, f1), (k2, f2), (k3, f3), (k4, f4) = args
+        made = lambda env, rt: {k1: f1(env, rt), k2: f2(env, rt), k3: f3(env, rt), k4: f4(env, rt)}  # noqa: E731
+    else:
+        made = lambda env, rt: {k: f(env, rt) for k, f in args}  # noqa: E731
+    if not constants:
+        return made
+
+    def with_constants(env, rt):
+        values = made(env, rt)
+        values.update(constants)
+        return values
+    return with_constants
