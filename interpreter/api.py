@@ -19,7 +19,7 @@ from .loading.loader import find_root, ruleset_files
 from .model.dice import DiceSource, GivenDice
 from .model.ruleset import Procedure, Ruleset
 from .model.values import thaw
-from .reading.source import Document
+from .reading.source import Document, referenced_file
 from .runtime.memory import gc_paused
 from .runtime.state import Runtime
 from .runtime.trace import Trace
@@ -155,7 +155,8 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
         root = find_root(ruleset_path)
     except InputError as e:
         raise InputError(e.message, doc.at(("ruleset",)), e.hint) from None
-    extra = tuple(str(Path(path).parent / w) for w in data.get("with") or ())
+    extra = tuple(str(referenced_file(Path(path).parent, w, doc.at(("with", i)), "overlay"))
+                  for i, w in enumerate(data.get("with") or ()))
     if roots is not None:
         allowed = [Path(r).resolve() for r in roots]
         if Path(root).resolve() not in allowed:

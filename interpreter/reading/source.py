@@ -146,6 +146,20 @@ def decode_text(raw: bytes, path: Path | str) -> str:
                          hint="save the file as UTF-8 (most editors offer it under 'Save with encoding')") from None
 
 
+def referenced_file(base: Path | str, name: str, position: Position | None, what: str) -> Path:
+    """The file a document names (an overlay, a situation) relative to ``base``, or a positioned error."""
+    from ..errors import did_you_mean
+    path = Path(base) / name
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise InputError(f"{what} '{name}' is a folder, not a file", position)
+    folder = path.parent
+    nearby = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    hint = did_you_mean(path.name, nearby)
+    raise InputError(f"{what} '{name}' does not exist (looked for {path})", position, hint)
+
+
 def read_text(path: Path | str) -> str:
     """A file's text, refused with a plain error if it is missing, a folder, too large or not UTF-8."""
     text = decode_text(read_bytes(path), path)

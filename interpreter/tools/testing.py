@@ -18,6 +18,7 @@ from ..errors import ErrorCollector, InputError, Position
 from ..loading.cache import valid_document
 from ..loading.loader import find_root
 from ..model.values import exact, show, thaw
+from ..reading.source import referenced_file
 
 
 @dataclass
@@ -97,7 +98,9 @@ def _case_situation(case: Case, ruleset=None):
     data = case.data
     if "situation" not in data:
         return situation_from(case.doc, case.path, data, ruleset)
-    sit_doc = valid_document(Path(case.file).parent / data["situation"], "situation")
+    sit_file = referenced_file(Path(case.file).parent, data["situation"], case.doc.at(case.path + ("situation",)),
+                               "situation")
+    sit_doc = valid_document(sit_file, "situation")
     base = sit_doc.data
     if "procedure" in data or "inputs" in data:
         # inputs are checked against the procedure, so they are read together from the case
