@@ -1,5 +1,6 @@
 """What a user sees: the explain trace of a book example, help texts, and robustness to any text."""
 
+import json
 import string
 
 import pytest
@@ -125,3 +126,23 @@ def test_check_warns_about_a_case_id_used_in_two_test_files(cli, tmp_path):
     code, out, err = cli("check", root, "--json")
     warned = [d for d in json.loads(out)["diagnostics"] if "FIX-2" in d["message"]]
     assert len(warned) == 1 and warned[0]["file"].endswith("more.yaml") and warned[0]["line"] == 3
+
+
+def test_resolve_json_without_the_trace_is_small_and_keeps_the_result(cli):
+    path = ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml"
+    _, full, _ = cli("resolve", path, "--json")
+    code, short, err = cli("resolve", path, "--json", "--no-trace")
+    assert code == 0, err
+    full_data, short_data = json.loads(full), json.loads(short)
+    assert "trace" not in short_data and full_data["trace"]
+    assert short_data["result"] == full_data["result"] and short_data["dice"] == full_data["dice"]
+    assert len(short) * 20 < len(full)
+
+
+def test_brief_and_explain_together_are_refused(cli):
+    path = ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml"
+    with pytest.raises(SystemExit) as e:
+        cli("resolve", path, "--brief", "--explain")
+    assert e.value.code == 2
+    code, _, err = cli("resolve", path, "--no-trace")
+    assert code == 2 and "--no-trace goes with --json" in err

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from .. import __version__
-from ..errors import UmpireError, diagnostics
+from ..errors import InputError, UmpireError, diagnostics
 from ..model.values import show
 
 EXAMPLES = """\
@@ -146,11 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("situation", help="a situation YAML file")
     overlay_option(r)
     r.add_argument("--seed", type=int, help="seed for rolls beyond the dice given in the file")
-    r.add_argument("--explain", action="store_true", help="print the full trace: every roll, lookup and modifier")
-    r.add_argument("--brief", action="store_true",
-                   help="with the trace, keep what a player checks against the book: cited steps, rolls, lookups, "
-                        "applied modifiers, decisions and results")
+    detail = r.add_mutually_exclusive_group()
+    detail.add_argument("--explain", action="store_true", help="print the full trace: every roll, lookup and modifier")
+    detail.add_argument("--brief", action="store_true",
+                        help="print the short trace a player checks against the book: cited steps, rolls, lookups, "
+                             "applied modifiers, decisions and results")
     r.add_argument("--json", action="store_true", help="print the result and the trace as JSON")
+    r.add_argument("--no-trace", action="store_true",
+                   help="with --json, leave the trace out (the result, dice and seed only: a few hundred bytes)")
     r.set_defaults(func=cmd_resolve)
 
     t = sub.add_parser("test", help="run a ruleset's own test cases (the rulebook examples)",
@@ -255,8 +258,13 @@ def cmd_resolve(args) -> int:
     from ..api import load_situation, outcome_json, run_situation
     s = load_situation(args.situation, tuple(args.overlays))
     outcome = run_situation(s, seed=args.seed, trace=True)
+    if args.no_trace and not args.json:
+        raise InputError("--no-trace goes with --json (without --json no trace is printed unless --explain or --brief)")
     if args.json:
-        print(json.dumps(outcome_json(s, outcome), indent=2))
+        data = outcome_json(s, outcome)
+        if args.no_trace:
+            del data["trace"]
+        print(json.dumps(data, indent=2))
     else:
         print(render_outcome(s, outcome, args.explain or args.brief, args.brief))
     for w in outcome.warnings:
