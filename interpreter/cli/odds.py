@@ -23,6 +23,10 @@ def plot_path(text: str) -> str:
         raise argparse.ArgumentTypeError(f"the folder '{folder}' does not exist")
     if p.is_dir():
         raise argparse.ArgumentTypeError(f"'{text}' is a folder")
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        raise argparse.ArgumentTypeError("drawing a plot needs matplotlib, which is not installed "
+                                         "(from a checkout: pip install -e '.[plot]'; or pip install matplotlib)")
     return text
 
 
