@@ -156,3 +156,13 @@ def test_odds_plot_without_matplotlib_is_refused_before_any_work(cli, monkeypatc
     with pytest.raises(SystemExit) as e:
         cli("odds", path, "--plot", "out.png")
     assert e.value.code == 2
+
+
+def test_help_text_names_every_exit_code(capsys):
+    from interpreter.cli.main import main
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "exit codes:" in out
+    for code in ("0", "1", "2", "3", "130"):
+        assert f"\n  {code}  " in out

@@ -30,6 +30,13 @@ examples (the shipped rulesets are the folders under rulesets/):
   umpire test RULESET                       the ruleset's own test cases
   umpire charts RULESET --template          a fill-in overlay for the unknown chart cells
   umpire serve                              the web workbench on http://127.0.0.1:8000/
+
+exit codes:
+  0  done; a refusal by the rules (an illegal attack, say) is a result too (for test: every case passed)
+  1  the rules ran and could not finish (a needs-chart stop, a limit reached), or a test case failed
+  2  bad input: a file, a value or the command line; the message gives file:line:column
+  3  an internal error in Umpire itself (please report it with the command that gave it)
+  130  interrupted (Ctrl-C)
 """
 
 
