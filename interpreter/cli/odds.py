@@ -23,10 +23,6 @@ def plot_path(text: str) -> str:
         raise argparse.ArgumentTypeError(f"the folder '{folder}' does not exist")
     if p.is_dir():
         raise argparse.ArgumentTypeError(f"'{text}' is a folder")
-    import importlib.util
-    if importlib.util.find_spec("matplotlib") is None:
-        raise argparse.ArgumentTypeError("drawing a plot needs matplotlib, which is not installed "
-                                         "(from a checkout: pip install -e '.[plot]'; or pip install matplotlib)")
     return text
 
 
@@ -84,8 +80,16 @@ def cmd_simulate(args) -> int:
 
 
 def _situation(args):
-    """The situation named on the command line, with its given dice dropped under --all-dice."""
+    """The situation named on the command line, with its given dice dropped under --all-dice.
+
+    A --plot that cannot be drawn is refused here, before any odds are worked out."""
     from ..api import load_situation
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise InputError("--plot needs matplotlib, which is not installed (from a checkout: "
+                             "pip install -e '.[plot]'; or pip install matplotlib)") from None
     s = load_situation(args.situation, tuple(args.overlays))
     if args.all_dice:
         s.dice, s.dice_positions = [], []
