@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 
 from .. import __version__
+from ..reading import shipped
 
 FORMAT = 1
 """Changes whenever the layout of an entry or of the encoded model changes."""
@@ -94,8 +95,8 @@ def environment_key() -> str:
     if _ENVIRONMENT is None:
         h = hashlib.sha256(f"umpire {__version__} cache {FORMAT} python {sys.version}".encode())
         sources = sorted(_PACKAGE.rglob("*.py"))
-        for extra in ("grammar", "schemas"):
-            sources += sorted((_PACKAGE.parent / extra).glob("*"))
+        for extra in shipped.FOLDERS:  # the packaged copy when installed, else the checkout's folder
+            sources += sorted(shipped.folder(extra, _PACKAGE).glob("*"))
         for path in sources:
             try:
                 data = path.read_bytes()

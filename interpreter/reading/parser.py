@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
@@ -21,6 +20,7 @@ from lark.exceptions import (
 from lark.indenter import DedentError, Indenter
 
 from ..errors import InputError, Position, UmpireError
+from . import shipped
 from . import syntax as ast
 
 MAX_NUMBER_DIGITS = 100
@@ -38,7 +38,8 @@ MAX_PROCEDURE_CHARS = 250_000
 Parsing is linear but costs about 10 s per MB (lark in pure Python): a larger text is refused before
 parsing, in no time. The largest shipped procedure file is under 40 kB."""
 
-GRAMMAR_FILE = Path(__file__).resolve().parents[2] / "grammar" / "umpire.lark"
+GRAMMAR_FILE = shipped.folder("grammar") / "umpire.lark"
+"""The grammar: in the checkout's ``grammar/``, or the installed package's copy (reading/shipped.py)."""
 
 
 class _ProcedureIndenter(Indenter):

@@ -1,7 +1,8 @@
 """JSON Schema validation of YAML files, with errors that point at file:line:column.
 
-The schemas in ``schemas/`` are the single description of each file kind (and
-what editors use through yaml-language-server); this module only translates
+The schemas in ``schemas/`` (shipped inside the package when installed) are the
+single description of each file kind (and what editors use through
+yaml-language-server); this module only translates
 jsonschema's findings into plain-language, positioned ``InputError``s.
 """
 
@@ -9,12 +10,13 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
 
 from ..errors import InputError, InputErrors, did_you_mean
+from . import shipped
 from .source import Document
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+SCHEMA_DIR = shipped.folder("schemas")
+"""The JSON Schemas: the checkout's ``schemas/``, or the installed package's copy (reading/shipped.py)."""
 
 _TYPE_WORDS = {"string": "text", "integer": "a whole number", "number": "a number", "boolean": "true or false",
                "object": "a mapping (key: value)", "array": "a list", "null": "nothing (null)"}
