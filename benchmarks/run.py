@@ -17,7 +17,7 @@ medians of their times and the median of the per-round ratios, then a verdict ag
      more than it saves, so the plain hand function, the faster of the two, stays the baseline;
   3. simulation grouped by IFT result, against a hand loop with the same reuse;
   4. exact odds of the attack on 1, 2, 4 and 8 squads grouped by each squad's state, against icepool
-     (pip install 'umpire[bench]') and plain Python that treats each squad's check as independent
+     (pip install -e '.[bench]') and plain Python that treats each squad's check as independent
      (both checked equal to Umpire's distribution first); 16 squads grouped by how many break.
 
 The attack is a frozen copy of the ASLSK procedures (benchmarks/fixtures/aslsk-ift, see its README) with
@@ -549,7 +549,7 @@ def bench_odds(h, rounds: int) -> None:
         import icepool
     except ImportError:
         icepool = None
-        print("   icepool is not installed (pip install 'umpire[bench]'): its baselines are skipped")
+        print("   icepool is not installed (pip install -e '.[bench]'): its baselines are skipped")
     print(f"   {'n':>3} {'outcomes':>9} {'umpire':>10} {'plain Python':>13} {'icepool':>10} {'umpire/icepool':>15}")
     fixed = _fixed(h)
     for n in (1, 2, 4, 8):

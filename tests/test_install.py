@@ -66,3 +66,18 @@ def test_a_change_to_the_packaged_data_changes_the_load_cache_key(changed, tmp_p
         f.write("\n")
     monkeypatch.setattr(load_cache, "_ENVIRONMENT", None)
     assert load_cache.environment_key() != before
+
+
+# ---- install hints ---------------------------------------------------------------------------------------
+# PyPI's "umpire" is an unrelated project: a hint says what works from a checkout, never `pip install umpire`.
+
+def test_serve_without_starlette_says_how_to_install_it_from_a_checkout(cli, monkeypatch):
+    monkeypatch.setitem(sys.modules, "starlette", None)
+    code, out, err = cli("serve", str(FIXTURE))
+    assert code == 2 and "pip install -e ." in err and "pip install umpire" not in err, err
+
+
+def test_plot_without_matplotlib_says_how_to_install_it_from_a_checkout(cli, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, out, err = cli("odds", str(FIXTURE / "situations" / "attack.yaml"), "--plot", str(tmp_path / "x.png"))
+    assert code == 2 and "pip install -e '.[plot]'" in err and "umpire[" not in err, err

@@ -76,7 +76,8 @@ def plot(report: Report, title: str, path: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise InputError("--plot needs matplotlib: pip install 'umpire[plot]' (or pip install matplotlib)") from None
+        raise InputError("--plot needs matplotlib: pip install -e '.[plot]' in the checkout "
+                         "(or pip install matplotlib)") from None
     import textwrap
     import warnings
     rows = _plotted(report.rows, [r for r in report.rows if not r[0].startswith(NEEDS_CHART)]) + \

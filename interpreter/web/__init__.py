@@ -38,7 +38,7 @@ def cmd_serve(args) -> int:
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise InputError("umpire serve needs starlette and uvicorn: pip install -e . (or pip install umpire)") \
-            from None
+        raise InputError("umpire serve needs starlette and uvicorn: pip install -e . in the checkout "
+                         "(or pip install starlette uvicorn)") from None
     from .app import serve
     return serve(rulesets, args.host, args.port, args.allow_remote, args.workers, args.time_limit, args.open)
