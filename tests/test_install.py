@@ -11,8 +11,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FIXTURE, ROOT
+
 from interpreter.loading import cache as load_cache
 from interpreter.reading import shipped
 
@@ -81,3 +81,14 @@ def test_plot_without_matplotlib_says_how_to_install_it_from_a_checkout(cli, tmp
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     code, out, err = cli("odds", str(FIXTURE / "situations" / "attack.yaml"), "--plot", str(tmp_path / "x.png"))
     assert code == 2 and "pip install -e '.[plot]'" in err and "umpire[" not in err, err
+
+
+def test_the_browser_tests_say_why_they_are_skipped_where_chromium_is_missing(tmp_path):
+    """A plain run (pyproject's addopts) names what is missing and how to install it, for each skipped test."""
+    env = dict(os.environ, PATH=str(tmp_path))    # no Chromium on this PATH
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_web_e2e.py", "-p", "no:cacheprovider"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    skipped = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert skipped and all("no Chromium on PATH (sudo apt-get install -y chromium)" in line for line in skipped), \
+        done.stdout

@@ -14,9 +14,6 @@ import pytest
 
 from conftest import ROOT, RULESETS
 
-HOW = ("the web end-to-end tests need Chromium from the system packages: "
-       "sudo apt-get install -y chromium  (and pip install -e '.[test]' for playwright)")
-
 
 def _chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -35,7 +32,11 @@ try:
 except ImportError:      # pragma: no cover - the [test] extra installs it
     sync_playwright = None
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None or sync_playwright is None, reason=HOW)
+MISSING = [what for what, found in (("no Chromium on PATH (sudo apt-get install -y chromium)", CHROMIUM),
+                                    ("no playwright (pip install -e '.[test]')", sync_playwright)) if found is None]
+"""What this browser test lacks here, with how to install it (pyproject's addopts -rs prints it for each skip)."""
+
+pytestmark = pytest.mark.skipif(bool(MISSING), reason="browser test: " + "; ".join(MISSING))
 
 # one shipped situation of each game (ASLSK's: the README tour's book example, which the tests read closely)
 SHIPPED = {r.name: sorted(p.name for p in (r / "situations").glob("*.yaml"))[0] for r in RULESETS}
