@@ -1,0 +1,304 @@
+"""Compound statements over states (odds/states.py): ``if`` splits the states by branch, ``for each`` moves
+them one item per round (factoring independent accumulators), a map runs over a list's items, and states that
+agree on everything live merge."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from ..analysis.caching import EMIT
+from ..errors import AdjudicationError, LimitError
+from ..model.values import DEAD, Roll, holds_roll, key_form, show, type_name
+from ..runtime.operators import truth
+from .independent import Independent, has_lazy, map_items
+from .state_plan import Key, State, _For, _If, _Map
+from .state_runs import _CHARGE_EVERY, _steps_left, _stop
+
+_MISSING = object()
+
+
+class StateControl:
+    """The state enumerator's mixin for branches, loops, maps, and merging states."""
+
+    def _if(self, node: _If, states, outcomes, rt, plan) -> list:
+        branches = node.branches
+
+        def which(env, rt_):
+            for i, (cond, pos, _) in enumerate(branches):
+                if cond is None:
+                    return i
+                c = cond(env, rt_)
+                if c is True:
+                    return i
+                if c is not False:
+                    truth(c, pos)
+            return -1
+        groups: dict = {}
+        if node.random:
+            picked: list = []
+            self._run(which, states, outcomes, rt, plan, False, False, collect=picked)
+            for i, st in picked:
+                groups.setdefault(i, []).append(st)
+        elif node.same and len(states) > 1:      # one answer for all: the same conditions on the same values
+            first = min(states, key=_steps_left)     # the one a step limit would stop first
+            steps = rt.steps_left = first.steps
+            try:
+                i = which(first.env, rt)
+            except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                stopped = _stop(e)
+                for st in states:
+                    self._outcome(outcomes, plan, stopped, st.num, st.den)
+                states = []
+            else:
+                self.runs += len(states)
+                self._charge((steps - rt.steps_left + self.run_cost) * len(states))
+                groups[i] = list(states)
+        else:       # conditions without branch points: one answer per state
+            stop = _stop
+            work = runs = 0
+            run_cost = self.run_cost
+            for st in states:
+                steps = rt.steps_left = st.steps
+                try:
+                    i = which(st.env, rt)
+                except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                    self._outcome(outcomes, plan, stop(e), st.num, st.den)
+                    continue
+                runs += 1
+                work += steps - rt.steps_left + run_cost
+                if work > _CHARGE_EVERY:
+                    self._charge(work)
+                    work = 0
+                found = groups.get(i)
+                if found is None:
+                    groups[i] = [st]
+                else:
+                    found.append(st)
+            self.runs += runs
+            self._charge(work)
+        out = groups.pop(-1, [])
+        self.if_idle = not groups and not node.random     # no state took a branch: each is as it was
+        for i, group in groups.items():
+            out.extend(self._block(branches[i][2], group, outcomes, rt, plan))
+        return out
+
+    def _for(self, node: _For, states, outcomes, rt, plan) -> list:
+        source, var, pos = node.source, node.var, node.pos
+        limit = rt.limits["loop"]
+
+        def items_of(env, rt_):
+            items = source(env, rt_)
+            if not isinstance(items, tuple):
+                raise AdjudicationError(f"'for each' needs a list, not {type_name(items)} {show(items)}", pos)
+            if len(items) > limit:
+                raise LimitError(f"this loop would run {len(items)} times, more than the limit of {limit} "
+                                 "(limit 'loop')", pos)
+            return items
+        started: list = []
+        self._run(items_of, states, outcomes, rt, plan, False, False, collect=started)
+        active = []
+        for items, st in started:
+            st.loops = st.loops + ((items, 0),)
+            st.origin = st.origin + (-1,)
+            active.append(st)
+        acc = node.acc if self.factor else None
+        finished = []
+        while active:
+            round_ = []
+            parents = []
+            for st in active:
+                items, i = st.loops[-1]
+                if i >= len(items):
+                    st.loops, st.origin = st.loops[:-1], st.origin[:-1]
+                    finished.append(st)
+                    continue
+                env = st.env.copy()
+                env[var] = items[i]
+                lazy = st.lazy
+                if acc is not None:
+                    held = env.get(acc)
+                    if held.__class__ is tuple and held:
+                        held = env[acc] = Independent.of(held)
+                        self.lazy_made += 1
+                        lazy = lazy | {acc}
+                    parents.append(held)
+                round_.append(State(env, st.num, st.den, st.given, st.steps, st.loops[:-1] + ((items, i + 1),),
+                                    lazy, st.origin[:-1] + (len(round_),)))
+            if not round_:
+                break
+            active = self._block(node.body, round_, outcomes, rt, plan)
+            if acc is not None and active:
+                active = self._factor(active, acc, node.acc_key, parents)
+            if len(active) > 1:
+                active = self._merge(active, node.head_key, node)
+        if acc is not None:
+            for st in finished:     # nothing random went in: a plain list again
+                held = st.env.get(acc)
+                if held.__class__ is Independent:
+                    plain = held.fixed()
+                    if plain is not None:
+                        st.env[acc] = plain
+                        st.lazy = st.lazy - {acc}
+        return finished
+
+    def _factor(self, states: list, acc: str, names: Key, parents: list) -> list:
+        """The states of one round that came from the same state and differ only in the item the round
+        appended to ``acc``: one state, whose list gains a factor (that item's distribution)."""
+        groups: dict = {}
+        out = []
+        for st in states:
+            origin = st.origin[-1]
+            if origin < 0:
+                out.append(st)
+                continue
+            groups.setdefault((origin, self._state_key(st, names)), []).append(st)
+        for (origin, _), members in groups.items():
+            if len(members) == 1:
+                out.extend(members)
+                continue
+            before = parents[origin]
+            items = []
+            for m in members:
+                held = m.env.get(acc)
+                if before.__class__ is tuple:     # was empty
+                    item = held[0] if held.__class__ is tuple and len(held) == 1 else _MISSING
+                elif held.__class__ is Independent and held.prev is before and len(held.factor) == 1:
+                    item = held.factor[0][0]
+                else:
+                    item = _MISSING
+                # an item read from variables holding no independent list (but the list itself) holds none
+                if item is _MISSING or (self.rolls_may_hide and holds_roll(item)) or \
+                        (not m.lazy <= {acc} and has_lazy(item)):
+                    break
+                items.append((item, m.num, m.den))
+            else:
+                # weights over one common denominator: integer sums, one Fraction per distinct item
+                common = math.lcm(*{d for _, _, d in items})
+                scaled: dict = {}       # item -> its weights (each item hashed once)
+                for item, n, d in items:
+                    scaled.setdefault(item, []).append(n * (common // d))
+                sums = [(item, ns[0] if len(ns) == 1 else sum(ns)) for item, ns in scaled.items()]
+                total = sum([n for _, n in sums])
+                first = members[0]
+                self.lazy_made += 1
+                first.env[acc] = Independent(before if before.__class__ is Independent else None,
+                                             tuple([(item, Fraction(n, total)) for item, n in sums]))
+                g = math.gcd(total, common)
+                first.num, first.den = total // g, common // g
+                first.lazy = first.lazy | {acc}
+                out.append(first)
+                continue
+            out.extend(members)
+        return out
+
+    def _map(self, node: _Map, states, outcomes, rt, plan) -> list:
+        """``list(f(x) for x in xs)``: an independent ``xs`` is mapped factor by factor; else run as written."""
+        out, plain = [], []
+        source, element, var, name = node.source, node.element, node.var, node.name
+        # an element reading nothing but its item gives the same image of the same item in every state
+        # (kept with the steps it took, taken again on each reuse; by identity: the entry keeps the item)
+        images: dict | None = {} if node.pure else None
+        for st in states:
+            env = st.env
+            held = None
+            if node.source_name in st.lazy:
+                try:
+                    held = source(env, rt)
+                except Exception:
+                    held = None
+            if held.__class__ is not Independent:
+                plain.append(st)
+                continue
+            saved = env.get(var, _MISSING)
+
+            def image(item):
+                if images is not None:
+                    found = images.get(id(item))
+                    if found is not None and found[0] is item and rt.steps_left >= found[2]:
+                        rt.steps_left -= found[2]
+                        return found[1]
+                env[var] = item
+                steps = rt.steps_left
+                value = element(env, rt)
+                if images is not None:
+                    images[id(item)] = (item, value, steps - rt.steps_left)
+                return value
+            try:
+                rt.steps_left = st.steps
+                mapped = map_items(held, image)
+            except Exception:
+                plain.append(st)    # an item the element cannot take: expanded, it is an outcome of its own
+                continue
+            finally:
+                if saved is _MISSING:
+                    env.pop(var, None)
+                else:
+                    env[var] = saved
+            e = env.copy()
+            lazy = st.lazy
+            if node.is_emit:
+                e[EMIT] = e[EMIT].copy()
+                e[EMIT][name] = DEAD if node.dead else mapped
+            else:
+                e[name] = DEAD if node.dead else mapped
+                lazy = lazy | {name} if not node.dead else lazy - {name}
+            out.append(State(e, st.num, st.den, st.given, st.steps, st.loops, lazy, st.origin))
+        if plain:
+            plain = self._concrete(plain, {node.source_name}, set())
+            out.extend(self._run(node.fn, plain, outcomes, rt, plan, True, node.is_emit))
+        return out
+
+    def _state_key(self, st: State, key: Key):
+        env = st.env
+        if self.rolls_may_hide:
+            values = [env.get(n, _MISSING) for n in key.names]
+            return (tuple([key_form(v) for v in values]), tuple([(k, key_form(v)) for k, v in env[EMIT].items()]),
+                    st.given, st.loops)
+        try:
+            values = key.get(env) if key.get is not None else ()
+        except KeyError:        # a variable not set on this path: told apart by its absence
+            values = tuple([env.get(n, _MISSING) for n in key.names])
+        else:
+            if key.rolls and len(key.names) == 1:
+                values = (values,)
+        if key.rolls:   # rolls sit only in the variables they were rolled into (never in records, lists, emits)
+            values = list(values)
+            for i, read in key.rolls:
+                v = values[i]
+                if v.__class__ is Roll:
+                    values[i] = ("roll", read(v)) if read is not None else v.frozen
+            values = tuple(values)
+        return values, tuple(env[EMIT].items()), st.given, st.loops
+
+    def _merge(self, states: list, names: Key, node) -> list:
+        """States that agree on every live value (and loop position, given dice, wanted emits) become one."""
+        merged: dict = {}
+        state_key = self._state_key
+        for st in states:
+            key = state_key(st, names)
+            other = merged.setdefault(key, st)
+            if other is not st:
+                if other.den == st.den:
+                    other.num += st.num
+                else:
+                    n, d = other.num * st.den + st.num * other.den, other.den * st.den
+                    g = math.gcd(n, d)
+                    other.num, other.den = n // g, d // g
+                if st.steps < other.steps:
+                    other.steps = st.steps
+                if other.origin != st.origin and other.origin:
+                    other.origin = other.origin[:-1] + (-1,)   # from two states: no longer one state's round
+                if st.lazy != other.lazy:
+                    other.lazy = other.lazy | st.lazy
+        self._count(len(merged), node)
+        return list(merged.values())
+
+    def _count(self, count: int, node) -> None:
+        """The live states after a node, against the budget (a merge that would find nothing is skipped)."""
+        if count > self.peak:
+            self.peak = count
+            if count > self.budget:
+                raise LimitError(f"exact odds would track more than {self.budget:,} live states ({count:,} at "
+                                 f"line {node.pos.line} of {node.pos.file})", node.pos,
+                                 hint=self.hint())
