@@ -367,3 +367,63 @@ def test_a_test_case_may_bring_its_own_overlays_after_the_files(tmp_path):
     for case in cases.values():
         result = run_case(case)
         assert result.passed, (case.id, result.problems)
+
+
+# ---- chart overlays: the cells the rulebook reveals, on every route --------------------------
+
+_CONTRADICTIONS = {
+    # route: (change text, line and column of the contradicting value in the overlay)
+    "set_cells": ("  - table: partial\n    set_cells:\n      - {row: 5, column: A, value: 4}\n", "6:36"),
+    "grid": ('  - table: partial\n    grid:\n      "4-6": [4, "?"]\n', "6:15"),
+    "replace": ('  - table: partial\n    replace:\n      title: my partial chart\n'
+                '      rows: {title: roll, match: bands, headings: ["≤3", "4-6", "≥7"]}\n'
+                '      columns: {title: letter, match: exact, headings: [A, B]}\n'
+                '      source: my card\n      grid:\n        "≤3": [1, 2]\n        "4-6": [4, 3]\n'
+                '        "≥7": [5, 6]\n', "12:17"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(_CONTRADICTIONS))
+def test_a_chart_contradicting_a_revealed_cell_is_refused_on_every_route(tmp_path, route):
+    body, at = _CONTRADICTIONS[route]
+    o = overlay(tmp_path, body)
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(FIXTURE, (str(o),))
+    text = errors_of(e.value)
+    assert "table 'partial' row 4-6, column A: your chart says 4, but the rulebook reveals 5 (fixture)" in text
+    assert f"{o}:{at}" in text
+
+
+def test_a_whole_table_replacement_keeps_the_revealed_cells(tmp_path):
+    # the replacement leaves the revealed cell blank: it keeps the book's value and source
+    o = overlay(tmp_path, '  - table: partial\n    replace:\n      title: my partial chart\n'
+                          '      rows: {title: roll, match: bands, headings: ["≤3", "4-6", "≥7"]}\n'
+                          '      columns: {title: letter, match: exact, headings: [A, B]}\n'
+                          '      source: my card\n      grid:\n        "≤3": [1, 2]\n        "4-6": ["?", 3]\n'
+                          '        "≥7": [5, 6]\n')
+    t = load_ruleset(FIXTURE, (str(o),)).tables["partial"]
+    assert t.lookup(5, "A")[0] == 5 and t.sources[(1, 0)] == "fixture"
+    assert t.lookup(5, "B")[0] == 3
+    # a replacement without the rulebook's column A is refused too
+    o = overlay(tmp_path, '  - table: partial\n    replace:\n      title: my partial chart\n'
+                          '      rows: {title: roll, match: bands, headings: ["≤3", "4-6", "≥7"]}\n'
+                          '      columns: {title: letter, match: exact, headings: [B]}\n'
+                          '      source: my card\n      grid: {"≤3": [2], "4-6": [3], "≥7": [6]}\n', "o2.yaml")
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(FIXTURE, (str(o),))
+    assert "rulebook reveals 5 (fixture), but your table 'partial' has no column 'A'" in errors_of(e.value)
+    assert f"{o}:4:" in errors_of(e.value)
+
+
+def test_valor_and_victory_armour_chart_replaced_with_a_wrong_printed_cell_is_refused(tmp_path):
+    from conftest import ROOT
+    o = tmp_path / "vv.yaml"
+    o.write_text("overlay: mine\nextends: valor-and-victory\nkind: charts\nchanges:\n"
+                 "  - table: armor_elimination\n    replace:\n      title: TEST FIXTURE (made-up values)\n"
+                 "      rows: {match: exact, headings: [D]}\n      columns: {match: exact, headings: [D, E]}\n"
+                 "      source: TEST FIXTURE\n      grid: {D: [6, 5]}\n")
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(ROOT / "rulesets/valor-and-victory", (str(o),))
+    text = errors_of(e.value)
+    assert "column D: your chart says 6, but the rulebook reveals 7" in text
+    assert "Anti-Tank Combat Example" in text and f"{o}:11:" in text

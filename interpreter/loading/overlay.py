@@ -96,7 +96,8 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
         _claim(touched, ("tables", name), doc.at(path), f"table '{name}'")
         new = build_table(name, c["replace"], doc, path + ("replace",), cite)
         for key in new.sources:
-            new.origins[key] = doc.at(path)
+            new.origins[key] = _replaced_cell_at(new, c["replace"], doc, path + ("replace",), key)
+        _keep_revealed(table, new, doc, path)
         r.tables[name] = new
         log.append(Change("tables", name, f"replaced the whole table ({new.known_count} of {new.size} cells known)",
                           doc.at(path)))
@@ -142,16 +143,12 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
             raise InputError(f"'{raw}' matches none of table '{name}''s result codes ({codes})", pos) from None
         if value is UNKNOWN:
             continue
-        label = f"table '{name}' row {table.rows.label(ri)}" + (
-            f", column {table.columns.label(ci)}" if table.columns else "")
+        label = _cell_label(table, ri, ci)
         old = table.cells[ri][ci]
         if old is not UNKNOWN and (ri, ci) not in table.origins:
             if _same(old, value):
                 continue
-            raise InputError(f"{label}: your chart says {show(value)}, but the rulebook reveals {show(old)} "
-                             f"({table.sources.get((ri, ci)) or 'rulebook'})", pos,
-                             "check the chart (or the row and column you typed); a chart overlay may only fill "
-                             "cells the rulebook does not print")
+            raise _contradiction(label, value, old, table.sources.get((ri, ci)), pos)
         _claim(touched, ("tables", name, ri, ci), pos, label)
         table.cells[ri][ci] = value
         table.sources[(ri, ci)] = f"overlay {Path(pos.file).name}"
@@ -162,6 +159,67 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
 
 def _same(a, b) -> bool:
     return show(a) == show(b)
+
+
+def _revealed(table) -> list[tuple[int, int]]:
+    """The cells of ``table`` the rulebook reveals (known, and set by no overlay)."""
+    return [(ri, ci) for ri, row in enumerate(table.cells) for ci, v in enumerate(row)
+            if v is not UNKNOWN and (ri, ci) not in table.origins]
+
+
+def _cell_label(table, ri: int, ci: int) -> str:
+    return f"table '{table.name}' row {table.rows.label(ri)}" + (
+        f", column {table.columns.label(ci)}" if table.columns else "")
+
+
+def _contradiction(label: str, value, old, source, pos: Position) -> InputError:
+    return InputError(f"{label}: your chart says {show(value)}, but the rulebook reveals {show(old)} "
+                      f"({source or 'rulebook'})", pos,
+                      "check the chart (or the row and column you typed); a chart overlay may only fill "
+                      "cells the rulebook does not print")
+
+
+def _replaced_cell_at(new, spec: dict, doc: Document, path: tuple, key: tuple[int, int]) -> Position:
+    """Where a replacement table's cell (row index, column index) is written in the overlay."""
+    ri, ci = key
+    for row_key in (spec.get("grid") or {}):
+        if new.rows.key_index(row_key) == ri:
+            values = spec["grid"][row_key]
+            return doc.at(path + ("grid", row_key) + ((ci,) if isinstance(values, list) else ()))
+    for i, cell in enumerate(spec.get("cells") or []):
+        if new.rows.key_index(cell["row"]) == ri and (
+                new.columns is None or new.columns.key_index(cell.get("column")) == ci):
+            return doc.at(path + ("cells", i, "value"))
+    return doc.at(path)
+
+
+def _keep_revealed(old, new, doc: Document, path: tuple) -> None:
+    """A whole-table replacement keeps every cell the rulebook reveals: the same value is fine, a blank
+    (unknown) cell takes the book's value, and a different value or a missing heading is refused."""
+    for ri, ci in _revealed(old):
+        value, source = old.cells[ri][ci], old.sources.get((ri, ci))
+        label = _cell_label(old, ri, ci)
+        nr = new.rows.key_index(old.rows.headings[ri]) if old.rows.headings[ri] is not None else None
+        nc = 0 if new.columns is None and old.columns is None else (
+            new.columns.key_index(old.columns.headings[ci])
+            if new.columns is not None and old.columns is not None and old.columns.headings[ci] is not None
+            else None)
+        if nr is None or nc is None:
+            missing = (f"row '{old.rows.label(ri)}'" if nr is None else
+                       f"column '{old.columns.label(ci)}'" if old.columns is not None else "one value per row (it has columns)")
+            raise InputError(f"{label}: the rulebook reveals {show(value)} ({source or 'rulebook'}), but your "
+                             f"table '{new.name}' has no {missing}", doc.at(path),
+                             "a replacement keeps the headings the rulebook prints, with their cells")
+        have = new.cells[nr][nc]
+        if have is UNKNOWN:
+            new.cells[nr][nc] = value
+            new.sources[(nr, nc)] = source
+            new.origins.pop((nr, nc), None)
+        elif not _same(have, value):
+            raise _contradiction(label, have, value, source, new.origins.get((nr, nc)) or doc.at(path))
+        else:
+            new.sources[(nr, nc)] = source      # the book's cell, as the book cites it
+            new.origins.pop((nr, nc), None)
 
 
 # ---- stacks ---------------------------------------------------------------------------
