@@ -427,3 +427,124 @@ def test_valor_and_victory_armour_chart_replaced_with_a_wrong_printed_cell_is_re
     text = errors_of(e.value)
     assert "column D: your chart says 6, but the rulebook reveals 7" in text
     assert "Anti-Tank Combat Example" in text and f"{o}:11:" in text
+
+
+# ---- chart overlays: axes the rulebook leaves open -------------------------------------------
+
+def _adjudicate(root, overlays, proc_name, args):
+    from interpreter.api import adjudicate, find_procedure
+    from interpreter.model.dice import GivenDice
+    r = load_ruleset(root, tuple(map(str, overlays)))
+    return adjudicate(r, find_procedure(r, proc_name), args, GivenDice([], 0), None)
+
+
+_LHY_BAND = """overlay: band-fixture
+title: TEST FIXTURE (made-up range band, NOT the real chart)
+extends: last-hundred-yards
+kind: test fixture
+changes:
+  - table: sa_range_band
+    set_cells:
+      - {row: 3, column: 8, value: close}   # TEST FIXTURE value
+  - add_procedures: |
+      procedure read_band(distance: int, printed: int):
+          return lookup(sa_range_band, row: distance, column: printed)
+"""
+
+
+def test_a_new_row_on_an_open_axis_is_added_and_read_by_an_adjudication(tmp_path):
+    from conftest import ROOT
+    lhy = ROOT / "rulesets/last-hundred-yards"
+    o = tmp_path / "band.yaml"
+    o.write_text(_LHY_BAND)
+    assert _adjudicate(lhy, [o], "read_band", {"distance": 3, "printed": 8}).value == "close"
+    assert _adjudicate(lhy, [o], "read_band", {"distance": 8, "printed": 8}).value == "long"   # the book's cell
+    out = _adjudicate(lhy, [o], "read_band", {"distance": 5, "printed": 8})
+    assert out.status == "error" and "needs chart" in out.error.kind        # still open: 5 is not on it
+    # a new column too (the printed range 6), and a printed cell still checked
+    o.write_text(_LHY_BAND.replace("      - {row: 3, column: 8, value: close}   # TEST FIXTURE value\n",
+                                   "      - {row: 3, column: 6, value: medium}   # TEST FIXTURE value\n"))
+    assert _adjudicate(lhy, [o], "read_band", {"distance": 3, "printed": 6}).value == "medium"
+    o.write_text(_LHY_BAND.replace("row: 3, column: 8, value: close", "row: 8, column: 8, value: close"))
+    with pytest.raises(InputErrors, match=r"your chart says close, but the rulebook reveals long \(.*11.3.2 example"):
+        load_ruleset(lhy, (str(o),))
+
+
+_PG_DIRECT_FIRE = """overlay: pg-fire-fixture
+title: TEST FIXTURE (made-up Direct Fire Table, NOT the real chart)
+extends: panzer-grenadier
+kind: test fixture
+changes:
+  - table: direct_fire_table
+    columns: [1, 2, 4, 7, 11, 16, 22, 28]
+    grid:          # TEST FIXTURE values
+      2:  [X, X, X, 2X, 2X, 3X, 3X, 4X]
+      3:  [M, M, X, X, 2X, 2X, 3X, 3X]
+      4:  [-, M, M, M1, M1, X, X, 2X]
+      5:  [-, -, M, M, M1, X, X, 2X]
+      6:  [-, -, -, M, M, M1, X, X]
+      7:  [-, -, -, -, M, M, M1, X]
+      8:  [-, -, -, -, -, M, M, M1]
+      9:  [-, -, -, -, -, -, M, M]
+      10: [-, -, -, -, -, -, -, M]
+      11: [-, -, -, -, -, -, -, -]
+      12: [-, -, -, -, -, -, -, -]
+  - add_procedures: |
+      procedure read_fire(roll: int, strength: int):
+          return lookup(direct_fire_table, row: roll, column: strength)
+"""
+
+
+def test_a_card_s_column_headings_extend_an_open_axis_and_the_new_columns_are_read(tmp_path):
+    from conftest import ROOT
+    pg = ROOT / "rulesets/panzer-grenadier"
+    o = tmp_path / "fire.yaml"
+    o.write_text(_PG_DIRECT_FIRE)
+    t = load_ruleset(pg, (str(o),)).tables["direct_fire_table"]
+    assert t.columns.headings == [1, 2, 4, 7, 11, 16, 22, 28] and not t.columns.open
+    assert t.sources[(2, 4)] == load_ruleset(pg).tables["direct_fire_table"].sources[(2, 2)]   # book's M1 kept
+    assert str(_adjudicate(pg, [o], "read_fire", {"roll": 3, "strength": 1}).value["text"]) == "M"
+    assert str(_adjudicate(pg, [o], "read_fire", {"roll": 2, "strength": 40}).value["text"]) == "4X"   # 28 and up
+    # the rulebook's headings are checked: 4, 7, 11, 16, 22 run side by side on the card
+    o.write_text(_PG_DIRECT_FIRE.replace("[1, 2, 4, 7, 11, 16, 22, 28]", "[1, 2, 4, 7, 9, 11, 16, 22]"))
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(pg, (str(o),))
+    assert "do not run as the rulebook's do: it shows 4, 7, 11, 16, 22 side by side" in errors_of(e.value)
+    assert f"{o}:7:14" in errors_of(e.value)
+    o.write_text(_PG_DIRECT_FIRE.replace("[1, 2, 4, 7, 11, 16, 22, 28]", "[1, 2, 7, 11, 16, 22, 28]"))
+    with pytest.raises(InputErrors, match="your card's columns lack '4'"):
+        load_ruleset(pg, (str(o),))
+
+
+def test_a_new_heading_is_refused_where_the_rulebook_closes_the_axis_or_leaves_no_gap(tmp_path):
+    # the fixture's partial table: rows (bands) printed in full, columns (letters) open
+    o = overlay(tmp_path, "  - table: partial\n    set_cells:\n      - {row: 8-9, column: A, value: 1}\n")
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(FIXTURE, (str(o),))
+    assert "table 'partial' has no row '8-9'" in errors_of(e.value)
+    assert "the rulebook prints all of its rows" in errors_of(e.value) and f"{o}:6:" in errors_of(e.value)
+    o = overlay(tmp_path, "  - table: partial\n    set_cells:\n      - {row: 5, column: C, value: 1}\n")
+    t = load_ruleset(FIXTURE, (str(o),)).tables["partial"]
+    assert t.columns.headings == ["A", "B", "C"] and t.lookup(5, "C")[0] == 1 and t.lookup(5, "A")[0] == 5
+    from conftest import ROOT
+    o = tmp_path / "pg.yaml"
+    o.write_text("overlay: x\nextends: panzer-grenadier\nkind: test fixture\nchanges:\n"
+                 "  - table: direct_fire_table\n    set_cells:\n      - {row: 2, column: 9, value: M}\n"
+                 "  - table: bombardment_table\n    set_cells:\n      - {row: 2, column: 8, value: M}\n"
+                 "      - {row: 2, column: 30, value: M}\n")
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(ROOT / "rulesets/panzer-grenadier", (str(o),))
+    assert "shows columns 7 and 11 side by side on table 'direct_fire_table'; there is no column '9'" in errors_of(e.value)
+    # the unnamed column between 5 and 12 takes the heading 8; 30 goes at the end
+    o.write_text(o.read_text().replace("  - table: direct_fire_table\n    set_cells:\n      - {row: 2, column: 9, value: M}\n", ""))
+    t = load_ruleset(ROOT / "rulesets/panzer-grenadier", (str(o),)).tables["bombardment_table"]
+    assert t.columns.headings == [5, 8, 12, 30] and t.columns.open
+
+
+def test_a_mistyped_result_code_gets_did_you_mean(tmp_path):
+    o = overlay(tmp_path, "  - table: fire\n    set_cells:\n      - {row: 2, column: 1, value: 1KAI}\n")
+    with pytest.raises(InputErrors) as e:
+        load_ruleset(FIXTURE, (str(o),))
+    text = errors_of(e.value)
+    assert "'1KAI' matches none of table 'fire''s result codes" in text and "did you mean '1KIA'" in text
+    assert f"{o}:6:" in text

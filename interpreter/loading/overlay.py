@@ -14,12 +14,14 @@ citation of the example that revealed it.
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
 from pathlib import Path
 
 from ..errors import ErrorCollector, InputError, Position, did_you_mean
 from ..model.ruleset import Change, Ruleset
-from ..model.tables import UNKNOWN
-from ..model.values import freeze, show
+from ..model.tables import UNKNOWN, Axis, parse_band
+from ..model.values import exact, freeze, show
 from ..reading import syntax as ast
 from ..reading.parser import parse_module, parse_steps
 from ..reading.schema import validate
@@ -102,45 +104,66 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
         log.append(Change("tables", name, f"replaced the whole table ({new.known_count} of {new.size} cells known)",
                           doc.at(path)))
         return
-    _only(c, {"table", "set_cells", "grid"}, doc, path, "a table's cells (set_cells or grid)")
+    _only(c, {"table", "set_cells", "grid", "rows", "columns"}, doc, path,
+          "a table's cells (set_cells or grid, with the card's rows or columns)")
     if "set_cells" not in c and "grid" not in c:
         raise InputError(f"say what to change in table '{name}': set_cells, grid or replace", doc.at(path))
+    if table.structure_unknown:
+        raise InputError(f"the rulebook gives table '{name}' no rows or columns; give the whole table with "
+                         "replace: (title, rows, columns, grid)", doc.at(path))
+    # 1. the card's headings: an axis given in full (rows:/columns:), then new headings on open axes
+    for key in ("rows", "columns"):
+        if key in c:
+            if key not in ("rows",) and table.columns is None:
+                raise InputError(f"table '{name}' has no columns (one value per row)", doc.key_at(path + (key,)))
+            _card_axis(table, key, c[key], doc, path + (key,))
+            _claim(touched, ("tables", name, "$" + key), doc.at(path + (key,)), f"the {key} of table '{name}'")
+    for i, cell in enumerate(c.get("set_cells") or []):
+        cpath = path + ("set_cells", i)
+        _open_heading(table, "rows", cell["row"], doc, cpath + ("row",))
+        if table.columns is not None and "column" in cell:
+            _open_heading(table, "columns", cell["column"], doc, cpath + ("column",))
+    for row_key in (c.get("grid") or {}):
+        _open_heading(table, "rows", row_key, doc, path + ("grid", row_key), key_pos=True)
+    # 2. the cells, by heading
     cells = []  # (row index, column index, raw value, position)
     for i, cell in enumerate(c.get("set_cells") or []):
         cpath = path + ("set_cells", i)
-        ri = table.rows.key_index(cell["row"])
+        ri = table.rows.key_index(_heading(table.rows, cell["row"]))
         if ri is None:
             raise InputError(f"table '{name}' has no row '{cell['row']}'", doc.at(cpath + ("row",)),
-                             "rows: " + ", ".join(map(str, table.rows.headings)))
+                             _headings_hint(table.rows, "rows", cell["row"]))
         if table.columns is None:
             ci = 0
         else:
             if "column" not in cell:
                 raise InputError(f"table '{name}' has columns; say which", doc.at(cpath))
-            ci = table.columns.key_index(cell["column"])
+            ci = table.columns.key_index(_heading(table.columns, cell["column"]))
             if ci is None:
                 raise InputError(f"table '{name}' has no column '{cell['column']}'", doc.at(cpath + ("column",)),
-                                 "columns: " + ", ".join(map(str, table.columns.headings)))
+                                 _headings_hint(table.columns, "columns", cell["column"]))
         cells.append((ri, ci, cell["value"], doc.at(cpath + ("value",))))
     for row_key, values in (c.get("grid") or {}).items():
         gpath = path + ("grid", row_key)
-        ri = table.rows.key_index(row_key)
+        ri = table.rows.key_index(_heading(table.rows, row_key))
         if ri is None:
             raise InputError(f"table '{name}' has no row '{row_key}'", doc.key_at(gpath),
-                             "rows: " + ", ".join(map(str, table.rows.headings)))
+                             _headings_hint(table.rows, "rows", row_key))
         values = values if isinstance(values, list) else [values]
         width = len(table.columns.headings) if table.columns else 1
         if len(values) != width:
-            raise InputError(f"row '{row_key}' has {len(values)} values; table '{name}' has {width} columns",
-                             doc.at(gpath))
+            raise InputError(f"row '{row_key}' has {len(values)} values; table '{name}' has {width} columns "
+                             f"({', '.join(table.columns.label(i) for i in range(width)) if table.columns else 'one value'})",
+                             doc.at(gpath), None if "columns" in c or not (table.columns and table.columns.open)
+                             else "give the card's column headings under columns: to add columns")
         cells += [(ri, ci, v, doc.at(gpath + (ci,))) for ci, v in enumerate(values)]
     changed = 0
     for ri, ci, raw, pos in cells:
         try:
             value = table.parse_cell(raw)
         except ValueError:
-            codes = ", ".join(rc.pattern for rc in table.results.values())
-            raise InputError(f"'{raw}' matches none of table '{name}''s result codes ({codes})", pos) from None
+            raise InputError(f"'{raw}' matches none of table '{name}''s result codes ({result_codes(table)})", pos,
+                             value_hint(table, raw)) from None
         if value is UNKNOWN:
             continue
         label = _cell_label(table, ri, ci)
@@ -149,12 +172,191 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
             if _same(old, value):
                 continue
             raise _contradiction(label, value, old, table.sources.get((ri, ci)), pos)
-        _claim(touched, ("tables", name, ri, ci), pos, label)
+        _claim(touched, ("tables", name, table.rows.label(ri), table.columns.label(ci) if table.columns else None),
+               pos, label)
         table.cells[ri][ci] = value
         table.sources[(ri, ci)] = f"overlay {Path(pos.file).name}"
         table.origins[(ri, ci)] = pos
         changed += 1
     log.append(Change("tables", name, f"{changed} cell(s) filled", doc.at(path)))
+
+
+def result_codes(table) -> str:
+    return ", ".join(f"{rc.pattern} ({rc.means})" if rc.means else rc.pattern for rc in table.results.values())
+
+
+def value_hint(table, raw) -> str:
+    """A did-you-mean for a mistyped result code ('1KAI' -> '1KIA'), else what the codes look like."""
+    text = str(raw).strip()
+    number = re.search(r"\d+", text)
+    candidates = [rc.pattern.replace("#", number.group(0) if number else "1") for rc in table.results.values()]
+    return (did_you_mean(text.upper(), candidates) or did_you_mean(text, candidates)
+            or "# in a code stands for a number; leave a cell blank (or ?) when your chart does not say")
+
+
+# ---- headings of open axes -------------------------------------------------------------
+
+def _axis(table, key: str):
+    return table.rows if key == "rows" else table.columns
+
+
+def _heading(axis: Axis, raw):
+    """A heading as typed (in YAML, or as text in a CSV) in the axis's own kind: a number on a numeric axis."""
+    if isinstance(raw, float):
+        return exact(raw)
+    if isinstance(raw, str):
+        text = raw.strip()
+        numeric = axis.match in ("at_most", "bands") or any(isinstance(h, int) and not isinstance(h, bool)
+                                                 for h in axis.headings)
+        if numeric and re.fullmatch(r"-?\d+", text):
+            return int(text)
+        if numeric and axis.match != "bands" and re.fullmatch(r"-?\d+\.\d+", text):
+            return exact(float(text))
+        return text
+    return raw
+
+
+def _headings_hint(axis: Axis, key: str, raw) -> str:
+    known = [axis.label(i) for i in range(len(axis.headings))]
+    return (did_you_mean(str(raw), known) or f"{key}: {', '.join(known)}") + (
+        "" if axis.open else f" (the rulebook prints all of its {key}; a chart adds {key} only where it leaves "
+                             "them open)")
+
+
+def _rebuilt(axis: Axis, headings: list, open_: bool) -> Axis:
+    new = Axis(axis.title, axis.match, list(headings), axis.clamp, axis.below, open=open_)
+    if new.match == "bands":
+        new.bands = [parse_band(h) for h in headings]
+    return new
+
+
+def _reshape(table, key: str, headings: list, mapping: dict[int, int], open_: bool) -> None:
+    """Give ``table``'s rows or columns new headings; ``mapping`` takes each old index to its new one."""
+    axis = _rebuilt(_axis(table, key), headings, open_)
+    move = (lambda rc: (mapping[rc[0]], rc[1])) if key == "rows" else (lambda rc: (rc[0], mapping[rc[1]]))
+    if key == "rows":
+        cells = [[UNKNOWN] * (len(table.columns.headings) if table.columns else 1) for _ in headings]
+        for old, new in mapping.items():
+            cells[new] = table.cells[old]
+        table.rows = axis
+    else:
+        cells = []
+        for row in table.cells:
+            out = [UNKNOWN] * len(headings)
+            for old, new in mapping.items():
+                out[new] = row[old]
+            cells.append(out)
+        table.columns = axis
+    table.cells = cells
+    table.sources = {move(k): v for k, v in table.sources.items()}
+    table.origins = {move(k): v for k, v in table.origins.items()}
+
+
+def _check_axis(axis: Axis, headings: list, key: str, doc, path: tuple, at) -> None:
+    """The card's headings must make a valid axis of the table's kind (numbers in order, bands that parse)."""
+    seen = set()
+    for i, h in enumerate(headings):
+        where = doc.at(at(i))
+        if str(h) in seen:
+            raise InputError(f"the {key} repeat the heading '{h}'", where)
+        seen.add(str(h))
+        if axis.match == "at_most" and (isinstance(h, bool) or not isinstance(h, (int, Fraction))):
+            raise InputError(f"'{h}' is not a number; this table's {key} are numbers (each heading is the most "
+                             f"its {key[:-1]} covers)", where)
+        if axis.match == "bands":
+            try:
+                parse_band(h)
+            except ValueError:
+                raise InputError(f"band heading '{h}' is not understood", where,
+                                 "write e.g. \"≤0\", \"2-3\", \"≥15\" or \"7+\"") from None
+    if axis.match == "at_most" and headings != sorted(headings):
+        raise InputError(f"the {key} headings must increase, as on the card", doc.at(path))
+    if axis.match == "bands":
+        bands = sorted(parse_band(h) for h in headings)
+        for (lo1, hi1), (lo2, hi2) in zip(bands, bands[1:]):
+            if lo2 <= hi1:
+                raise InputError(f"the {key} bands overlap", doc.at(path))
+
+
+def _card_axis(table, key: str, raw: list, doc, path: tuple) -> None:
+    """The card's whole list of row or column headings (``rows:``/``columns:`` beside a grid).
+
+    The headings the rulebook prints must all be there (on a numeric axis, in the same run: nothing
+    between two headings it shows side by side); a heading it leaves unnamed (null) takes the card's.
+    """
+    axis = _axis(table, key)
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"{key}: lists the card's {key[:-1]} headings, in card order", doc.at(path))
+    headings = [_heading(axis, h) for h in raw]
+    _check_axis(axis, headings, key, doc, path, lambda i: path + (i,))
+    book = axis.headings
+    mapping: dict[int, int] = {}
+    if axis.match == "exact":
+        for i, h in enumerate(book):
+            j = next((j for j, x in enumerate(headings) if str(x) == str(h)), None)
+            if j is None:
+                raise InputError(f"your card's {key} lack '{h}', which the rulebook prints for table "
+                                 f"'{table.name}'", doc.at(path), "list every heading of the card, in its order")
+            mapping[i] = j
+    else:
+        first = next(i for i, h in enumerate(book) if h is not None)
+        j0 = next((j for j, x in enumerate(headings) if str(x) == str(book[first])), None)
+        if j0 is None:
+            raise InputError(f"your card's {key} lack '{book[first]}', which the rulebook prints for table "
+                             f"'{table.name}'", doc.at(path), "list every heading of the card, in its order")
+        start = j0 - first
+        for i, h in enumerate(book):
+            j = start + i
+            if j < 0 or j >= len(headings) or (h is not None and str(headings[j]) != str(h)):
+                shown = ", ".join(axis.label(k) for k in range(len(book)))
+                raise InputError(f"your card's {key} do not run as the rulebook's do: it shows {shown} side by "
+                                 f"side ('?' for a heading it does not name)", doc.at(path),
+                                 "check the headings you typed against the card")
+            mapping[i] = j
+    if not axis.open and len(headings) != len(book):
+        extra = next(h for j, h in enumerate(headings) if j not in mapping.values())
+        raise InputError(f"table '{table.name}' has no {key[:-1]} '{extra}', and the rulebook prints all of "
+                         f"its {key}", doc.at(path))
+    _reshape(table, key, headings, mapping, False)   # the card gives the whole axis
+
+
+def _open_heading(table, key: str, raw, doc, path: tuple, key_pos: bool = False) -> None:
+    """A heading not yet on an open axis is added where it belongs; on a closed axis nothing happens
+    (the lookup of the cell then says the heading does not exist)."""
+    axis = _axis(table, key)
+    h = _heading(axis, raw)
+    if not axis.open or axis.key_index(h) is not None:
+        return
+    where = doc.key_at(path) if key_pos else doc.at(path)
+    _check_axis(axis, [h], key, doc, path, lambda i: path)
+    headings = list(axis.headings)
+    if axis.match == "exact":
+        at, fill = len(headings), False
+    else:
+        value = h if axis.match == "at_most" else parse_band(h)[0]
+        keys = [(x if axis.match == "at_most" else parse_band(x)[0]) if x is not None else None for x in headings]
+        if axis.match == "bands":
+            lo, hi = parse_band(h)
+            if any(not (hi < a or lo > b) for a, b in axis.bands):
+                raise InputError(f"band '{h}' overlaps a band of table '{table.name}' "
+                                 f"({', '.join(map(str, headings))})", where)
+        below = max((i for i, x in enumerate(keys) if x is not None and x < value), default=-1)
+        above = min((i for i, x in enumerate(keys) if x is not None and x > value), default=len(headings))
+        unnamed = above - below - 1
+        if unnamed == 0 and 0 <= below and above < len(headings):
+            raise InputError(f"the rulebook shows {key} {axis.label(below)} and {axis.label(above)} side by side on "
+                             f"table '{table.name}'; there is no {key[:-1]} '{h}' between them", where)
+        if unnamed > 1 or (unnamed == 1 and (below < 0 or above >= len(headings))):
+            raise InputError(f"'{h}' may be any of the {key} the rulebook leaves unnamed on table '{table.name}' "
+                             f"({', '.join(axis.label(i) for i in range(len(headings)))})", where,
+                             f"give the card's whole list of {key} headings under {key}:")
+        at, fill = below + 1, unnamed == 1
+    if fill:
+        headings[at] = h
+        _reshape(table, key, headings, {i: i for i in range(len(headings))}, True)
+    else:
+        headings.insert(at, h)
+        _reshape(table, key, headings, {i: i + (i >= at) for i in range(len(axis.headings))}, True)
 
 
 def _same(a, b) -> bool:
