@@ -132,6 +132,9 @@ def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, qui
         except LimitError as e:
             if "paths through the dice" not in e.message and "steps of work" not in e.message:
                 raise
+            # its traceback holds the frames it went through, one of which (paths.stop_outcome re-raising it)
+            # holds the error: a cycle the paused collector would leave behind. Let go of the frames.
+            e.__traceback__ = None
     if dist is None and states:
         from .states import StateEnumerator
         enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
