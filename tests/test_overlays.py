@@ -128,10 +128,12 @@ def test_charts_lists_unknown_cells_and_template_is_a_valid_overlay(cli, tmp_pat
     assert code == 0 and "partial" in out and "1 of 6 cells known, 5 unknown" in out
     code, out, err = cli("charts", FIXTURE, "--template")
     assert code == 0
-    assert out.count('value: "?"') == 5          # exactly the unknown cells
+    assert "- table: partial\n    columns: [\"A\", \"B\", ~]\n" in out    # an empty slot: its columns are open
+    assert '"4-6": [5, ~, ~]   # from the rulebook: fixture' in out
+    assert "- table: fire\n" not in out           # every cell known, no open axis
     assert "nowhere" in out                       # where on the player aid
     template = tmp_path / "my-charts.yaml"
-    template.write_text(out.replace('{row: "≤3", column: "B", value: "?"}', '{row: "≤3", column: "B", value: 7}'))
+    template.write_text(out.replace('"≤3": [~, ~, ~]', '"≤3": [~, 7, ~]'))
     code, out2, err = cli("check", FIXTURE, "--with", template)
     assert code == 0, err
     r = load_ruleset(FIXTURE, (str(template),))
@@ -262,6 +264,7 @@ def test_a_table_of_unknown_structure_stops_every_lookup_and_charts_say_so(cli, 
     assert "3 tables have rows or columns the rulebook does not show" in text   # the fixture has one too
     code, template, err = cli("charts", root, "--template")
     assert code == 0 and "- table: secret" in template and "replace:" in template
+    assert "- table: scale\n    grid:\n      \"D\": 7   # from the rulebook: MINI 9.9 example" in template
     code, out, err = cli("check", root)
     assert "'secret' is never used" not in out + err   # declared only to record that the rulebook names it
 
@@ -548,3 +551,68 @@ def test_a_mistyped_result_code_gets_did_you_mean(tmp_path):
     text = errors_of(e.value)
     assert "'1KAI' matches none of table 'fire''s result codes" in text and "did you mean '1KIA'" in text
     assert f"{o}:6:" in text
+
+
+# ---- templates a person can fill: grids in card order, YAML and CSV ------------------------------
+
+def _cells(table):
+    from interpreter.model.values import show
+    return {(table.rows.label(ri), table.columns.label(ci) if table.columns else None): show(v)
+            for ri, row in enumerate(table.cells) for ci, v in enumerate(row) if v is not __import__(
+                "interpreter.model.tables", fromlist=["UNKNOWN"]).UNKNOWN}
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "csv"])
+def test_a_template_filled_in_and_read_back_gives_the_same_cells(cli, tmp_path, fmt):
+    from conftest import ROOT
+    pg = ROOT / "rulesets/panzer-grenadier"
+    code, out, err = cli("charts", pg, "--template", "direct_fire_table", "terrain_effects", "--format", fmt)
+    assert code == 0, err
+    book = load_ruleset(pg)
+    # unchanged, the template is a valid chart overlay that changes no cell
+    blank = tmp_path / f"blank.{fmt}"
+    blank.write_text(out)
+    same = load_ruleset(pg, (str(blank),))
+    for name in ("direct_fire_table", "terrain_effects"):
+        assert _cells(same.tables[name]) == _cells(book.tables[name])
+    assert same.tables["direct_fire_table"].columns.open          # the empty slots left it open
+    # filled with TEST FIXTURE values: two new columns (1 and 28) and some cells
+    if fmt == "yaml":
+        filled = out.replace("columns: [~, 4, 7, 11, 16, 22, ~]", "columns: [1, 4, 7, 11, 16, 22, 28]")
+        filled = filled.replace("      2: [~, ~, ~, ~, ~, ~, ~]", "      2: [X, ~, ~, ~, ~, ~, 4X]")
+        filled = filled.replace('"road": [~, ~, ~, ~, "1/2", ~]', '"road": [0, ~, ~, ~, "1/2", ~]')
+    else:
+        lines = out.splitlines()
+        head = next(i for i, l in enumerate(lines) if l.startswith("2d6 roll"))
+        assert lines[head] == "2d6 roll \\ total fire strength,,4,7,11,16,22,"
+        lines[head] = "2d6 roll \\ total fire strength,1,4,7,11,16,22,28"
+        assert lines[head + 1] == "2,,,,,,,"
+        lines[head + 1] = "2,X,,,,,,4X"
+        road = lines.index("road,,,,,1/2,")
+        lines[road] = "road,0,,,,1/2,"
+        filled = "\n".join(lines) + "\n"
+    mine = tmp_path / f"mine.{fmt}"
+    mine.write_text(filled)
+    r = load_ruleset(pg, (str(mine),))
+    fire = r.tables["direct_fire_table"]
+    assert fire.columns.headings == [1, 4, 7, 11, 16, 22, 28] and not fire.columns.open
+    want = {**_cells(book.tables["direct_fire_table"]), ("2", "1"): "X", ("2", "28"): "4X"}
+    assert _cells(fire) == want
+    assert _cells(r.tables["terrain_effects"]) == {**_cells(book.tables["terrain_effects"]), ("road", "df_shift"): "0"}
+
+
+def test_a_csv_chart_gives_positioned_errors_with_did_you_mean(cli, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("# TEST FIXTURE chart\nextends,mini\ntable,partial\nroll \\ letter,A,B\n\"4-6\",4,\n")
+    code, out, err = cli("check", FIXTURE, "--with", bad)
+    assert code == 2 and "Traceback" not in err
+    assert f"{bad}:5:7: error: table 'partial' row 4-6, column A: your chart says 4, but the rulebook reveals 5" in err
+    bad.write_text("extends,mini\ntable,fire\nfinal DR \\ FP,1,2,4,8\n2,1MC,1KAI,1KIA,2KIA\n")
+    code, out, err = cli("check", FIXTURE, "--with", bad)
+    assert code == 2 and f"{bad}:4:7: error: '1KAI' matches none" in err and "did you mean '1KIA'" in err
+    bad.write_text("extends,mini\ntabel,fire\n")
+    code, out, err = cli("check", FIXTURE, "--with", bad)
+    assert code == 2 and f"{bad}:2:1:" in err and "did you mean 'table'" in err
+    bad.write_text("table,fire\n")
+    code, out, err = cli("check", FIXTURE, "--with", bad)
+    assert code == 2 and "extends,RULESET" in err and "Traceback" not in err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..errors import InputError
-from ..tools.charts import chart_template
+from ..tools.charts import grid_template, template_tables
 
 
 def add_overlay_commands(sub, overlay_option) -> None:
@@ -14,7 +14,12 @@ def add_overlay_commands(sub, overlay_option) -> None:
                                    "overlay listing exactly those cells, to fill in from your own player aids.")
     c.add_argument("ruleset")
     overlay_option(c)
-    c.add_argument("--template", action="store_true", help="print a fill-in overlay of the unknown cells")
+    c.add_argument("--template", nargs="*", metavar="TABLE", default=None,
+                   help="print a fill-in chart overlay: each table (these, or every one with an unknown cell or an "
+                        "open axis) as a grid in card order, unknown cells blank")
+    c.add_argument("--format", choices=("yaml", "csv"), default="yaml",
+                   help="the template as a YAML overlay (default) or as CSV for a spreadsheet (read back with "
+                        "--with FILE.csv)")
     c.add_argument("--table", action="append", default=[], help="only this table (repeatable)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_charts)
@@ -37,13 +42,15 @@ def cmd_charts(args) -> int:
     from ..api import load_ruleset
     from ..model.tables import UNKNOWN
     r = load_ruleset(args.ruleset, tuple(args.overlays))
-    tables = [t for t in r.tables.values() if not args.table or t.name in args.table]
-    missing = [n for n in args.table if n not in r.tables]
+    names = list(args.template or ()) + list(args.table)
+    tables = [t for t in r.tables.values() if not names or t.name in names]
+    missing = [n for n in names if n not in r.tables]
     if missing:
         from ..errors import did_you_mean
-        raise InputError(f"ruleset '{r.id}' has no table '{missing[0]}'", hint=did_you_mean(missing[0], r.tables))
-    if args.template:
-        print(chart_template(r, tables))
+        raise InputError(f"ruleset '{r.id}' has no table '{missing[0]}'",
+                         hint=did_you_mean(missing[0], r.tables) or "`umpire charts RULESET` lists its tables")
+    if args.template is not None:
+        print(grid_template(r, template_tables(r, names), args.format), end="")
         return 0
     report = []
     for t in tables:
@@ -75,7 +82,8 @@ def cmd_charts(args) -> int:
     if partial:
         print(f"\n{partial} tables have rows or columns the rulebook does not show, or no known structure")
     print(f"\n{total} unknown cells in {sum(1 for x in report if x['unknown'])} tables; "
-          f"`umpire charts {args.ruleset} --template > my-charts.yaml` writes a fill-in overlay")
+          f"`umpire charts {args.ruleset} --template > my-charts.yaml` writes a fill-in overlay "
+          "(--format csv for a spreadsheet)")
     return 0
 
 

@@ -38,8 +38,11 @@ def apply_overlays(ruleset: Ruleset, paths, texts: dict[str, str] | None = None)
     log: list[Change] = []
     errors = ErrorCollector()
     for path in paths:
-        doc = load_yaml(path, (texts or {}).get(str(path)))
-        validate(doc, "overlay")
+        if str(path).lower().endswith((".csv", ".tsv")):
+            doc = read_chart_csv(path, (texts or {}).get(str(path)))
+        else:
+            doc = load_yaml(path, (texts or {}).get(str(path)))
+            validate(doc, "overlay")
         if doc.data["extends"] != ruleset.id:
             raise InputError(f"this overlay extends '{doc.data['extends']}', but the ruleset is '{ruleset.id}'",
                              doc.at(("extends",)))
@@ -112,11 +115,14 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
         raise InputError(f"the rulebook gives table '{name}' no rows or columns; give the whole table with "
                          "replace: (title, rows, columns, grid)", doc.at(path))
     # 1. the card's headings: an axis given in full (rows:/columns:), then new headings on open axes
+    slots = None   # the card's column positions -> the table's column indexes (None: an empty heading slot)
     for key in ("rows", "columns"):
         if key in c:
             if key not in ("rows",) and table.columns is None:
                 raise InputError(f"table '{name}' has no columns (one value per row)", doc.key_at(path + (key,)))
-            _card_axis(table, key, c[key], doc, path + (key,))
+            found = _card_axis(table, key, c[key], doc, path + (key,))
+            if key == "columns":
+                slots = found
             _claim(touched, ("tables", name, "$" + key), doc.at(path + (key,)), f"the {key} of table '{name}'")
     for i, cell in enumerate(c.get("set_cells") or []):
         cpath = path + ("set_cells", i)
@@ -150,15 +156,24 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
             raise InputError(f"table '{name}' has no row '{row_key}'", doc.key_at(gpath),
                              _headings_hint(table.rows, "rows", row_key))
         values = values if isinstance(values, list) else [values]
-        width = len(table.columns.headings) if table.columns else 1
+        width = len(slots) if slots is not None else len(table.columns.headings) if table.columns else 1
         if len(values) != width:
             raise InputError(f"row '{row_key}' has {len(values)} values; table '{name}' has {width} columns "
                              f"({', '.join(table.columns.label(i) for i in range(width)) if table.columns else 'one value'})",
                              doc.at(gpath), None if "columns" in c or not (table.columns and table.columns.open)
                              else "give the card's column headings under columns: to add columns")
-        cells += [(ri, ci, v, doc.at(gpath + (ci,))) for ci, v in enumerate(values)]
+        for j, v in enumerate(values):
+            ci = slots[j] if slots is not None else j
+            if ci is None:
+                if not _blank(v):
+                    raise InputError(f"row '{row_key}' has a value under an empty column heading", doc.at(gpath + (j,)),
+                                     "type the card's heading for that column under columns:, or leave the cell blank")
+                continue
+            cells.append((ri, ci, v, doc.at(gpath + (j,))))
     changed = 0
     for ri, ci, raw, pos in cells:
+        if _blank(raw):
+            continue
         try:
             value = table.parse_cell(raw)
         except ValueError:
@@ -287,37 +302,154 @@ def _card_axis(table, key: str, raw: list, doc, path: tuple) -> None:
     axis = _axis(table, key)
     if not isinstance(raw, list) or not raw:
         raise InputError(f"{key}: lists the card's {key[:-1]} headings, in card order", doc.at(path))
-    headings = [_heading(axis, h) for h in raw]
-    _check_axis(axis, headings, key, doc, path, lambda i: path + (i,))
+    card = [None if _blank(h) else _heading(axis, h) for h in raw]
+    named = [j for j, h in enumerate(card) if h is not None]
+    headings = [card[j] for j in named]
+    _check_axis(axis, headings, key, doc, path, lambda i: path + (named[i],))
     book = axis.headings
-    mapping: dict[int, int] = {}
+    mapping: dict[int, int] = {}    # book index -> card position
     if axis.match == "exact":
         for i, h in enumerate(book):
-            j = next((j for j, x in enumerate(headings) if str(x) == str(h)), None)
+            j = next((j for j, x in enumerate(card) if x is not None and str(x) == str(h)), None)
             if j is None:
                 raise InputError(f"your card's {key} lack '{h}', which the rulebook prints for table "
                                  f"'{table.name}'", doc.at(path), "list every heading of the card, in its order")
             mapping[i] = j
     else:
         first = next(i for i, h in enumerate(book) if h is not None)
-        j0 = next((j for j, x in enumerate(headings) if str(x) == str(book[first])), None)
+        j0 = next((j for j, x in enumerate(card) if x is not None and str(x) == str(book[first])), None)
         if j0 is None:
             raise InputError(f"your card's {key} lack '{book[first]}', which the rulebook prints for table "
                              f"'{table.name}'", doc.at(path), "list every heading of the card, in its order")
         start = j0 - first
         for i, h in enumerate(book):
             j = start + i
-            if j < 0 or j >= len(headings) or (h is not None and str(headings[j]) != str(h)):
+            if j < 0 or j >= len(card) or (h is not None and str(card[j]) != str(h)):
                 shown = ", ".join(axis.label(k) for k in range(len(book)))
                 raise InputError(f"your card's {key} do not run as the rulebook's do: it shows {shown} side by "
                                  f"side ('?' for a heading it does not name)", doc.at(path),
                                  "check the headings you typed against the card")
             mapping[i] = j
-    if not axis.open and len(headings) != len(book):
-        extra = next(h for j, h in enumerate(headings) if j not in mapping.values())
-        raise InputError(f"table '{table.name}' has no {key[:-1]} '{extra}', and the rulebook prints all of "
+    kept = sorted(set(named) | set(mapping.values()))          # card positions that make the new axis
+    extra = [card[j] for j in kept if j not in mapping.values()]
+    if not axis.open and extra:
+        raise InputError(f"table '{table.name}' has no {key[:-1]} '{extra[0]}', and the rulebook prints all of "
                          f"its {key}", doc.at(path))
-    _reshape(table, key, headings, mapping, False)   # the card gives the whole axis
+    position = {j: k for k, j in enumerate(kept)}
+    # the card gives the whole axis, unless it leaves empty heading slots (then more may come)
+    _reshape(table, key, [card[j] for j in kept], {i: position[j] for i, j in mapping.items()},
+             axis.open and len(kept) < len(card))
+    return [position.get(j) for j in range(len(card))]
+
+
+def _blank(raw) -> bool:
+    """A cell or heading left empty (in YAML ~ or "", in a CSV an empty field; "?" too)."""
+    return raw is None or (isinstance(raw, str) and raw.strip() in ("", "?"))
+
+
+# ---- charts typed in a spreadsheet (CSV or TSV) ---------------------------------------------
+
+def _split(line: str, sep: str) -> list[tuple[str, int]]:
+    """One CSV line's fields with the 1-based column each starts at ("" quotes a quote inside quotes)."""
+    fields, i, n = [], 0, len(line)
+    while True:
+        start, text = i + 1, []
+        if i < n and line[i] == '"':
+            i += 1
+            while i < n:
+                if line[i] == '"':
+                    if i + 1 < n and line[i + 1] == '"':
+                        text.append('"')
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                text.append(line[i])
+                i += 1
+            while i < n and line[i] != sep:
+                text.append(line[i])
+                i += 1
+        else:
+            while i < n and line[i] != sep:
+                text.append(line[i])
+                i += 1
+        fields.append(("".join(text).strip(), start))
+        if i >= n:
+            return fields
+        i += 1
+
+
+def read_chart_csv(path, text: str | None = None) -> Document:
+    """A chart overlay typed as CSV (or TSV) grids, as ``umpire charts RULESET --template --format csv`` writes:
+    a line ``extends,RULESET``, then for each table a line ``table,NAME``, its heading line (a corner cell,
+    then the column headings; ``value`` for a table of one value per row) and one line per row (its heading,
+    then its values). Blank lines and lines starting with # are notes. Every value keeps its line:column."""
+    file = str(path)
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except OSError as e:
+            raise InputError(f"cannot read {file}: {e.strerror}", Position(file)) from None
+    sep = "\t" if file.lower().endswith(".tsv") else ","
+    doc = Document(file, None, text=text)
+    pos = doc.positions
+    data: dict = {"overlay": Path(file).stem, "kind": "charts", "changes": []}
+    change = None          # the table being read
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = _split(line, sep)
+        while len(fields) > 1 and not fields[-1][0]:
+            fields.pop()                 # spreadsheets pad lines with empty cells
+        first, col = fields[0]
+        at = Position(file, n, col)
+        if first.lower() == "extends":
+            if len(fields) < 2 or not fields[1][0]:
+                raise InputError("say which ruleset these charts are for: extends,RULESET", at)
+            data["extends"] = fields[1][0]
+            pos[("extends",)] = Position(file, n, fields[1][1])
+            continue
+        if "extends" not in data:
+            raise InputError("a chart CSV names its ruleset first, on a line: extends,RULESET", at)
+        if first.lower() == "table":
+            if len(fields) < 2 or not fields[1][0]:
+                raise InputError("say which table follows: table,NAME", at)
+            i = len(data["changes"])
+            change = {"table": fields[1][0], "grid": {}}
+            data["changes"].append(change)
+            pos[("changes", i)] = at
+            pos[("changes", i, "table")] = Position(file, n, fields[1][1])
+            headings_due = True
+            continue
+        if change is None:
+            raise InputError(f"'{first}' comes before any table: start each grid with a line table,NAME", at,
+                             did_you_mean(first.lower(), ["table", "extends"]))
+        i = len(data["changes"]) - 1
+        if headings_due:
+            headings_due = False
+            heads = fields[1:]
+            if [h.lower() for h, _ in heads] != ["value"]:
+                change["columns"] = [h for h, _ in heads]
+                pos[("changes", i, "columns")] = Position(file, n, heads[0][1] if heads else col)
+                for j, (_, c) in enumerate(heads):
+                    pos[("changes", i, "columns", j)] = Position(file, n, c)
+            change["width"] = len(heads)
+            continue
+        if first in change["grid"]:
+            raise InputError(f"row '{first}' appears twice in table '{change['table']}'", at)
+        values = [v for v, _ in fields[1:]]
+        values += [""] * (change["width"] - len(values))
+        change["grid"][first] = values if "columns" in change else (values[0] if values else "")
+        doc.key_positions[("changes", i, "grid", first)] = at
+        pos[("changes", i, "grid", first)] = at
+        for j, (_, c) in enumerate(fields[1:]):
+            pos[("changes", i, "grid", first, j)] = Position(file, n, c)
+    if "extends" not in data:
+        raise InputError("a chart CSV names its ruleset first, on a line: extends,RULESET", Position(file, 1, 1))
+    for change in data["changes"]:
+        change.pop("width", None)
+    doc.data = data
+    return doc
 
 
 def _open_heading(table, key: str, raw, doc, path: tuple, key_pos: bool = False) -> None:
