@@ -175,19 +175,23 @@ def test_a_new_file_in_the_ruleset_is_read(tmp_path, cache_dir):
     assert "extra" in fresh_load(root)[0].procedures
 
 
-@pytest.mark.parametrize("changed", ["grammar/umpire.lark", "schemas/stacks.schema.json", "interpreter/loader.py"])
+@pytest.mark.parametrize("changed", ["grammar/umpire.lark", "schemas/stacks.schema.json", "interpreter/loading/loader.py"])
 def test_a_change_to_umpire_itself_leaves_older_entries_unread(changed, tmp_path, cache_dir, monkeypatch):
     """The entries' keys cover Umpire's grammar, schemas and code: a copy of them stands in for an upgrade."""
     copy = tmp_path / "umpire"
     for part in ("grammar", "schemas", "interpreter"):
-        for f in (ROOT / part).glob("*.*"):
-            (copy / part).mkdir(parents=True, exist_ok=True)
-            (copy / part / f.name).write_bytes(f.read_bytes())
+        for f in (ROOT / part).rglob("*.*"):
+            if "__pycache__" in f.parts:
+                continue
+            target = copy / part / f.relative_to(ROOT / part)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.read_bytes())
     monkeypatch.setattr(load_cache, "_PACKAGE", copy / "interpreter")
     monkeypatch.setattr(load_cache, "_ENVIRONMENT", None)
     fresh_load(FIXTURE)
     fresh_load(FIXTURE)
     assert len(entries(cache_dir)) == 1
+    assert (copy / changed).is_file()     # a change to a file Umpire really has, not a new file beside it
     with (copy / changed).open("a") as f:
         f.write("\n")
     monkeypatch.setattr(load_cache, "_ENVIRONMENT", None)

@@ -20,10 +20,11 @@ functions mean is in runtime/operators.py and runtime/functions.py.
 The ``Compiler`` class is assembled from one mixin per kind of thing it compiles, each in its own module:
 compiling/statements.py (blocks and statements), compiling/rolls.py (the `roll` statement),
 compiling/expressions.py (names, fields, lists, records, unary and logical operators), compiling/operators.py
-(binary operators), compiling/calls.py (procedure calls, builtins and aggregates, table lookups, stacks), compiling/fast_paths.py (the hand-fused closures untraced runs use: reads in place, fused lets,
-kept static values) and compiling/lazy.py (compiling each procedure's traced and untraced forms when first
-needed). This module keeps what ties them together: the per-ruleset and per-procedure state, and a
-procedure's ``run``, ``run_untraced`` and ``fill_defaults``.
+(binary operators), compiling/calls.py (procedure calls, builtins and aggregates, table lookups, stacks),
+compiling/fast_paths.py (the hand-fused closures untraced runs use: reads in place, fused lets, kept static values)
+and compiling/lazy.py (compiling each procedure's traced and untraced forms when first needed). This module keeps
+what ties them together: the per-ruleset and per-procedure state, and a procedure's ``run``, ``run_untraced`` and
+``fill_defaults``.
 """
 
 from __future__ import annotations

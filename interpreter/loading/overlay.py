@@ -288,7 +288,7 @@ def _check_axis(axis: Axis, headings: list, key: str, doc, path: tuple, at) -> N
         raise InputError(f"the {key} headings must increase, as on the card", doc.at(path))
     if axis.match == "bands":
         bands = sorted(parse_band(h) for h in headings)
-        for (lo1, hi1), (lo2, hi2) in zip(bands, bands[1:]):
+        for (_, hi1), (lo2, _) in zip(bands, bands[1:]):
             if lo2 <= hi1:
                 raise InputError(f"the {key} bands overlap", doc.at(path))
 
@@ -670,7 +670,7 @@ def _add_procedures(r: Ruleset, doc, path, c, touched, log) -> None:
     spos = doc.at(path + ("add_procedures",))
     import textwrap
     text = textwrap.dedent(c["add_procedures"])
-    first = next((l for l in c["add_procedures"].splitlines() if l.strip()), "")
+    first = next((line for line in c["add_procedures"].splitlines() if line.strip()), "")
     indent = len(first) - len(first.lstrip()) + doc.block_indent(path + ("add_procedures",))
     procedures = parse_module(text, spos.file, Position(spos.file, spos.line + 1, indent + 1), indent)
     for p in procedures:
@@ -705,7 +705,7 @@ def _procedure_change(r: Ruleset, doc, path, c, touched, log) -> None:
     labels = _labels(proc.syntax.body)
     if label not in labels:
         raise InputError(f"procedure '{name}' has no step labelled @{label}", doc.at(path + (action,)),
-                         did_you_mean(label, labels) or (f"its labels: {', '.join('@' + l for l in labels)}"
+                         did_you_mean(label, labels) or (f"its labels: {', '.join('@' + other for other in labels)}"
                                                          if labels else "label a step in the procedure with a line "
                                                                         "@name before it"))
     _claim(touched, ("procedures", name, label), doc.at(path), f"step @{label} of procedure '{name}'")

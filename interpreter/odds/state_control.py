@@ -218,9 +218,9 @@ class StateControl:
                     if found is not None and found[0] is item and rt.steps_left >= found[2]:
                         rt.steps_left -= found[2]
                         return found[1]
-                env[var] = item
+                env[var] = item     # noqa: B023  (image runs only inside this round's map_items call below)
                 steps = rt.steps_left
-                value = element(env, rt)
+                value = element(env, rt)  # noqa: B023
                 if images is not None:
                     images[id(item)] = (item, value, steps - rt.steps_left)
                 return value
