@@ -31,15 +31,10 @@ from ..errors import (
 )
 from ..runtime.memory import gc_paused
 from .demand import ALL, analyse
-from .grouping import (  # noqa: F401
-    By,
-    Stop,
+from .grouping import (
     by_keys,
-    check_fields,
     demanded_fields,
     exact_sum,
-    group,
-    group_label,
     group_weights,
     weights_sum,
 )

@@ -21,17 +21,8 @@ from ..model.dice import DiceKind, DiceSource
 from ..model.values import key_form
 from ..runtime.state import Runtime
 from .demand import ALL, project
-from .grouping import (  # noqa: F401
-    By,
+from .grouping import (
     Stop,
-    by_keys,
-    check_fields,
-    demanded_fields,
-    exact_sum,
-    group,
-    group_label,
-    group_weights,
-    weights_sum,
 )
 
 QUICK_PATHS = 1_000

@@ -9,17 +9,8 @@ from ..errors import (
     InputError,
 )
 from .exact import NEEDS_CHART, Report
-from .grouping import (  # noqa: F401
-    By,
-    Stop,
-    by_keys,
-    check_fields,
-    demanded_fields,
+from .grouping import (
     exact_sum,
-    group,
-    group_label,
-    group_weights,
-    weights_sum,
 )
 
 

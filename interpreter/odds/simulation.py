@@ -15,17 +15,11 @@ from ..errors import (
 from ..model.dice import SeededDice
 from ..runtime.state import Runtime
 from .exact import Report
-from .grouping import (  # noqa: F401
-    By,
+from .grouping import (
     Stop,
     by_keys,
     check_fields,
-    demanded_fields,
-    exact_sum,
-    group,
     group_label,
-    group_weights,
-    weights_sum,
 )
 from .paths import run_procedure, stop_outcome
 
