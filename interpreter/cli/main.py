@@ -277,7 +277,8 @@ def cmd_resolve(args) -> int:
     for w in outcome.warnings:
         print(str(w).replace(": error: ", ": warning: ", 1) if w.position else f"warning: {w.message}",
               file=sys.stderr)
-    return 1 if outcome.status == "error" else 0
+    # a missing fact (``derive`` with neither a map nor a stated value) is the situation's fault: exit 2
+    return getattr(outcome.error, "exit_code", 1) if outcome.status == "error" else 0
 
 
 def cmd_cache(args) -> int:
