@@ -172,8 +172,9 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
 
 
 def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset, board: tuple | None = None) -> Situation:
-    """A Situation from a mapping (a situation file, or one test case); its map from ``board`` (a document, the
-    path of a mapping in it and the mapping) when the map is written elsewhere (a test case reusing a situation)."""
+    """A Situation from a mapping (a situation file, or one test case). ``board``, when the map is written
+    elsewhere (a test case reusing a situation), is where its map and its placements are: two (document, path
+    of a mapping in it, the mapping)."""
     from .loading.inputs import prepare_inputs
     proc = find_procedure(ruleset, data["procedure"], doc.at(path + ("procedure",)))
     args = prepare_inputs(ruleset, proc, data.get("inputs") or {}, doc, path + ("inputs",))
@@ -183,14 +184,17 @@ def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset, boa
     check_choices(ruleset, proc, choices, doc, path + ("choices",))
     s = Situation(doc.file, doc, ruleset, proc, args, dice, positions, choices,
                   data.get("seed"), data.get("title"), data.get("source"), path)
-    attach_board(s, *(board or (doc, path, data)))
+    own = (doc, path, data)
+    attach_board(s, *(board or (own, own)))
     return s
 
 
-def attach_board(s: Situation, doc: Document, path: tuple, data: dict) -> None:
-    """The situation's map (``map:``, ``units:``, ``markers:``) into every parameter of type map."""
+def attach_board(s: Situation, source: tuple, placed: tuple) -> None:
+    """The situation's map (``map:``) with the units and markers ``placed`` (``units:``, ``markers:``), each a
+    (document, path, mapping), into every parameter of type map."""
     from .loading.maps import load_board, map_params
-    board = load_board(s.ruleset, doc, path, data)
+    doc, path, data = source
+    board = load_board(s.ruleset, doc, path, data, placed)
     names = map_params(s.procedure)
     if board is None:
         for p in s.procedure.params:

@@ -171,6 +171,15 @@ def test_within_and_nearer():
     assert B.map_nearer(m, "0101", "0303", ("0606", "0101")) and not B.map_nearer(m, "0606", "0101", ("0606", "0101"))
 
 
+def test_the_edges_of_a_map_and_a_distance_to_one():
+    m = small_map("odd-q", 4, 3)
+    assert B.map_edge(m, "top") == ("0101", "0201", "0301", "0401")
+    assert B.map_edge(m, "right") == ("0401", "0402", "0403")
+    assert min(B.map_distance(m, "0201", e) for e in B.map_edge(m, "bottom")) == 2
+    with pytest.raises(ValueError, match="an edge is"):
+        B.map_edge(m, "north")
+
+
 def test_joined_boards_are_one_grid():
     m = build_map({"layout": "odd-q", "boards": [
         {"id": "a", "prefix": "a", "labels": "letters", "columns": 10, "rows": 10, "terrain": "open_ground"},
@@ -286,3 +295,47 @@ def test_a_map_in_the_situation_is_read_with_positions_too(tmp_path):
     with pytest.raises(InputError) as e:
         _situation(tmp_path, 'inputs: {firer: "0101", target: "0202"}\nunits: [{id: A, hex: "0101"}]\n')
     assert "gives no `map:`" in str(e.value)
+
+
+# ---- pictures -------------------------------------------------------------------------------------
+
+def test_the_map_picture_draws_every_hex_the_units_and_the_line_of_sight(tmp_path, cli):
+    out = tmp_path / "board.svg"
+    code, text, err = cli("map", ROOT / "situations" / "sight.yaml", "--svg", out)
+    assert code == 0, err
+    assert "line 0101 -> 0303 (3 hexes): through 0202, 0203" in text
+    svg = out.read_text()
+    assert svg.count('class="hex"') == 30 and 'data-hex="0403"' in svg
+    assert svg.count('class="los"') == 1                            # the line the adjudication drew
+    assert "unit A in 0101, facing 3" in svg and "smoke in 0403" in svg and "0303|0403: wall" in svg
+    assert svg.count('fill="#d62728" fill-opacity="0.28"') == 2      # the two hexes it crossed
+
+
+def test_an_asked_for_line_is_drawn_without_running_the_rules(tmp_path, cli):
+    out = tmp_path / "board.svg"
+    code, text, _ = cli("map", ROOT / "situations" / "sight.yaml", "--svg", out, "--no-adjudicate",
+                        "--line", "0101", "0104")
+    assert code == 0 and "line 0101 -> 0104" in text and "0303" not in text
+    code, _, err = cli("map", ROOT / "situations" / "sight.yaml", "--svg", out, "--line", "0101", "0909")
+    assert code == 2 and "0909" in err
+
+
+def test_a_png_needs_matplotlib_and_says_so(tmp_path, cli, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, _, err = cli("map", ROOT / "situations" / "sight.yaml", "--png", tmp_path / "b.png")
+    assert code == 2 and "--png needs matplotlib" in err and not (tmp_path / "b.png").exists()
+
+
+def test_a_png_is_drawn(tmp_path, cli):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "b.png"
+    code, _, err = cli("map", ROOT / "situations" / "sight.yaml", "--png", out)
+    assert code == 0, err
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 5000
+
+
+def test_a_situation_without_a_map_has_nothing_to_draw(cli):
+    code, _, err = cli("map", ROOT.parent / "mini" / "situations" / next(
+        p.name for p in (ROOT.parent / "mini" / "situations").glob("*.yaml")))
+    assert code == 2 and "gives no map" in err

@@ -181,11 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from ..web import add_serve_command
     from .editing import add_editing_commands
+    from .maps import add_map_command
     from .odds import add_odds_commands
     from .overlays import add_overlay_commands
     add_odds_commands(sub, overlay_option)
     add_overlay_commands(sub, overlay_option)
     add_editing_commands(sub, overlay_option)
+    add_map_command(sub, overlay_option)
     add_serve_command(sub)
     return p
 

@@ -68,9 +68,10 @@ def record_schema(ruleset: Ruleset, t: TypeDef, seen: frozenset = frozenset()) -
 
 def procedure_schema(ruleset: Ruleset, proc: Procedure) -> dict:
     """The JSON Schema of a situation's ``inputs:`` for this procedure."""
-    props = {p.name: type_schema(ruleset, p.type) for p in proc.params}
-    required = [p.name for p in proc.params if p.default is None
-                and (isinstance(p.type, tuple) or p.type.name != "map")]   # a map comes from `map:`
+    # a map comes from the situation's `map:`, never from its inputs
+    params = [p for p in proc.params if isinstance(p.type, tuple) or p.type.name != "map"]
+    props = {p.name: type_schema(ruleset, p.type) for p in params}
+    required = [p.name for p in params if p.default is None]
     schema = {"$schema": "http://json-schema.org/draft-07/schema#",
               "title": f"inputs of {proc.name}", "type": "object", "properties": props,
               "additionalProperties": False}

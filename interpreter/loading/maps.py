@@ -20,15 +20,18 @@ def map_params(proc) -> list[str]:
     return [p.name for p in proc.params if not isinstance(p.type, tuple) and p.type.name == "map"]
 
 
-def load_board(ruleset: Ruleset, doc: Document, path: tuple, data: dict) -> Record | None:
-    """The map value of a situation (or test case) mapping at ``path`` in ``doc``, with its placements; None
-    when it gives no map. Units or markers without a map are an error (they would have nowhere to stand)."""
+def load_board(ruleset: Ruleset, doc: Document, path: tuple, data: dict, placed: tuple | None = None) -> Record | None:
+    """The map value of a situation (or test case) mapping at ``path`` in ``doc``, with its placements (from
+    ``placed``, another (document, path, mapping), when they are written elsewhere: a test case that moves the
+    units of the situation it reuses); None when it gives no map. Units or markers without a map are an error
+    (they would have nowhere to stand)."""
     spec = data.get("map")
+    pdoc, ppath, pdata = placed or (doc, path, data)
     if spec is None:
         for key in ("units", "markers"):
-            if data.get(key):
+            if pdata.get(key):
                 raise InputError(f"`{key}:` places things on a map, but this situation gives no `map:`",
-                                 doc.key_at(path + (key,)), "add `map: FILE` (a map file) or write the map here")
+                                 pdoc.key_at(ppath + (key,)), "add `map: FILE` (a map file) or write the map here")
         return None
     if isinstance(spec, str):
         from .cache import valid_document
@@ -39,7 +42,7 @@ def load_board(ruleset: Ruleset, doc: Document, path: tuple, data: dict) -> Reco
         validate_value(spec, validator("map").schema, doc, path + ("map",), "map")
         map_doc, map_path = doc, path + ("map",)
     board = _read_map(ruleset, map_doc, map_path)
-    return _place(board, doc, path, data)
+    return _place(board, pdoc, ppath, pdata)
 
 
 def _read_map(ruleset: Ruleset, doc: Document, path: tuple) -> Record:

@@ -111,6 +111,11 @@ def build_map(data: dict, at: Callable[[tuple], Position], check: Callable | Non
             if lo > hi:
                 raise InputError(f"this board's {name} run from {lo} to {hi}: the first is above the last",
                                  at(("boards", i, name)), "write [first, last], or the count")
+            if rec["labels"] == "numbers" and hi >= 10 ** rec["digits"]:
+                raise InputError(f"this board's {name} go up to {hi}, which does not fit in {rec['digits']} digits",
+                                 at(("boards", i, name)), "raise `digits:`, or make the board smaller")
+            if rec["labels"] == "letters" and name == "columns" and lo < 1:
+                raise InputError("lettered columns start at A (1)", at(("boards", i, name)))
         boards.append((rec, Board(rec), b))
     total = sum((bd.columns[1] - bd.columns[0] + 1) * (bd.rows[1] - bd.rows[0] + 1) for _, bd, _ in boards)
     if total > MAX_HEXES:

@@ -7,6 +7,7 @@ and lines are worked out in whole numbers and fractions (model/hexline.py).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Callable
 
 from ..errors import BuiltinArgumentError
@@ -131,6 +132,21 @@ def map_nearer(m, a, b, to) -> bool:
     return _nearest(idx, idx.cube(a), to) < _nearest(idx, idx.cube(b), to)
 
 
+_DRAWN: list | None = None
+"""While ``recording_lines`` runs, every line ``map_line`` works out (for ``umpire map``'s picture; it changes no
+result: a line worked out once and reused is found in the result instead, or not at all)."""
+
+
+@contextmanager
+def recording_lines():
+    global _DRAWN
+    saved, _DRAWN = _DRAWN, []
+    try:
+        yield _DRAWN
+    finally:
+        _DRAWN = saved
+
+
 def map_line(m, a, b) -> Record:
     """The centre-to-centre line from ``a`` to ``b``: every hex, hexside and vertex it meets, in order."""
     idx = index_of(m)
@@ -157,9 +173,30 @@ def map_line(m, a, b) -> Record:
                       "features": side["features"]})
         (crossed if kind == "hexside" else along).append(rec)
         path.append(rec)
-    return Record({"from": la, "to": lb, "distance": cube_distance(idx.cube_of[la], idx.cube_of[lb]),
-                   "hexes": tuple(hexes), "between": tuple(hexes[1:-1]), "hexsides": tuple(crossed),
-                   "along": tuple(along), "vertices": tuple(vertices), "path": tuple(path)})
+    found = Record({"from": la, "to": lb, "distance": cube_distance(idx.cube_of[la], idx.cube_of[lb]),
+                    "hexes": tuple(hexes), "between": tuple(hexes[1:-1]), "hexsides": tuple(crossed),
+                    "along": tuple(along), "vertices": tuple(vertices), "path": tuple(path)})
+    if _DRAWN is not None:
+        _DRAWN.append(found)
+    return found
+
+
+_EDGES = {"top": (0, 1, min), "bottom": (0, 1, max), "left": (1, 0, min), "right": (1, 0, max)}
+
+
+def map_edge(m, side) -> tuple:
+    """The hexes along one edge of the whole map ("top", "bottom", "left" or "right"): in each column the
+    first (top) or last (bottom) hex, in each row the first (left) or last (right), in map order."""
+    idx = index_of(m)
+    if side not in _EDGES:
+        raise BuiltinArgumentError(f"an edge is \"top\", \"bottom\", \"left\" or \"right\", not {show(side)}")
+    line, place, pick = _EDGES[side]
+    names = ("col", "row")
+    best: dict[int, int] = {}
+    for h in idx.hexes.values():
+        k, v = h[names[line]], h[names[place]]
+        best[k] = pick(best.get(k, v), v)
+    return tuple(label for label, h in idx.hexes.items() if best.get(h[names[line]]) == h[names[place]])
 
 
 def map_units(m, h) -> tuple:
@@ -192,5 +229,5 @@ MAP_BUILTINS: dict[str, tuple[Callable, int, int]] = {
     "map_toward": (map_toward, 3, 3), "map_direction": (map_direction, 3, 3), "map_hexside": (map_hexside, 3, 3),
     "map_bearing": (map_bearing, 3, 3), "map_arc": (map_arc, 4, 4), "map_within": (map_within, 3, 3),
     "map_nearer": (map_nearer, 4, 4), "map_line": (map_line, 3, 3), "map_units": (map_units, 2, 2),
-    "map_markers": (map_markers, 2, 2), "map_unit": (map_unit, 2, 2),
+    "map_markers": (map_markers, 2, 2), "map_unit": (map_unit, 2, 2), "map_edge": (map_edge, 2, 2),
 }

@@ -102,8 +102,10 @@ def _case_situation(case: Case, ruleset=None):
                                "situation")
     sit_doc = valid_document(sit_file, "situation")
     base = sit_doc.data
-    # the map and what stands on it: the case's own when it gives any, else the situation's
-    board = (case.doc, case.path, data) if any(k in data for k in ("map", "units", "markers")) else (sit_doc, (), base)
+    # the map and what stands on it: the case's own when it gives them, else the situation's
+    own_case, situation_file = (case.doc, case.path, data), (sit_doc, (), base)
+    board = (own_case if "map" in data else situation_file,
+             own_case if "map" in data or "units" in data or "markers" in data else situation_file)
     if "procedure" in data or "inputs" in data:
         # inputs are checked against the procedure, so they are read together from the case
         own = {"procedure": data.get("procedure", base["procedure"]), "inputs": data.get("inputs", base.get("inputs"))}
