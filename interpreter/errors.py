@@ -184,8 +184,11 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
 class BuiltinArgumentError(ValueError):
     """Raised by a builtin function whose arguments are wrong; its message is shown with the call's position."""
 
+    value = None
+    """The argument it could not use, when the message names one (so a situation that gave it is named too)."""
+
     def positioned(self, name: str, position: Position | None) -> AdjudicationError:
-        return AdjudicationError(f"{name}(): {self}", position)
+        return AdjudicationError(f"{name}(): {self}", position, value=self.value)
 
 
 class MissingFactError(AdjudicationError):

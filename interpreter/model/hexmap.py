@@ -239,7 +239,9 @@ class MapIndex:
                                        f"not {type_name(h)} {show(h)}")
         if h not in self.cube_of:
             hint = did_you_mean(h, self.cube_of)
-            raise BuiltinArgumentError(f"hex '{h}' is not on {self.name()}" + (f" ({hint})" if hint else ""))
+            error = BuiltinArgumentError(f"hex '{h}' is not on {self.name()}" + (f" ({hint})" if hint else ""))
+            error.value = h
+            raise error
         return h
 
     def cube(self, h) -> tuple[int, int, int]:
