@@ -205,6 +205,10 @@ def test_hex_lookups_and_what_stands_there():
         B.map_hex(m, "0430")
     with pytest.raises(ValueError, match="no unit 'Z'"):
         B.map_unit(m, "Z")
+    from interpreter.model.values import Record
+    fake = Record({"layout": "odd-q", "hexes": 1, "hexsides": (), "units": (), "markers": ()})
+    with pytest.raises(ValueError, match="not a map"):
+        B.map_distance(fake, "0101", "0102")
 
 
 # ---- derive: from the map, else the stated fact, else a missing fact -----------------------------

@@ -292,7 +292,10 @@ def index_of(m) -> MapIndex:
     if m.__class__ is not Record or not {"layout", "hexes", "hexsides", "units", "markers"} <= m.keys():
         raise BuiltinArgumentError(f"its first argument must be a map (a parameter of type map), not "
                                    f"{type_name(m)} {show(m)[:60]}")
-    idx = MapIndex(m)
+    try:
+        idx = MapIndex(m)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+        raise BuiltinArgumentError("its first argument is a record but not a map (a parameter of type map)") from None
     if len(_INDEXES) >= _INDEXES_KEPT:
         _INDEXES.clear()
     _INDEXES[id(m)] = (m, idx)
