@@ -18,7 +18,6 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import InputError, UmpireError, diagnostics
-from ..model.values import show
 
 EXAMPLES = """\
 examples (the shipped rulesets are the folders under rulesets/):
@@ -159,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the short trace a player checks against the book: cited steps, rolls, lookups, "
                              "applied modifiers, decisions and results")
     r.add_argument("--json", action="store_true", help="print the result and the trace as JSON")
+    r.add_argument("--full", action="store_true",
+                   help="print every field of each record of the result (by default a list of units is shown as "
+                        "what changed, before -> after)")
     r.add_argument("--no-trace", action="store_true",
                    help="with --json, leave the trace out (the result, dice and seed only: a few hundred bytes)")
     r.set_defaults(func=cmd_resolve)
@@ -263,17 +265,21 @@ def cmd_list(args) -> int:
 
 def cmd_resolve(args) -> int:
     from ..api import load_situation, outcome_json, run_situation
+    from ..tools.reports import changed_fields
+    from .results import render_outcome
     s = load_situation(args.situation, tuple(args.overlays))
     outcome = run_situation(s, seed=args.seed, trace=True)
     if args.no_trace and not args.json:
         raise InputError("--no-trace goes with --json (without --json no trace is printed unless --explain or --brief)")
     if args.json:
         data = outcome_json(s, outcome)
+        if outcome.status == "ok":
+            data["changes"] = changed_fields(s.args, outcome.value)
         if args.no_trace:
             del data["trace"]
         print(json.dumps(data, indent=2))
     else:
-        print(render_outcome(s, outcome, args.explain or args.brief, args.brief))
+        print(render_outcome(s, outcome, args.explain or args.brief, args.brief, args.full))
     for w in outcome.warnings:
         print(str(w).replace(": error: ", ": warning: ", 1) if w.position else f"warning: {w.message}",
               file=sys.stderr)
@@ -296,45 +302,6 @@ def cmd_cache(args) -> int:
     print(f"{where}: {len(found)} entries, {size / 1e6:.1f} MB; the cache is {state}; "
           f"kept under {load_cache.MAX_FOLDER_BYTES / 1e6:.0f} MB (least recently used entries go first)")
     return 0
-
-
-def render_outcome(s, outcome, explain: bool, brief: bool = False) -> str:
-    from ..runtime.trace import brief_events
-    from ..runtime.trace import explain as render_trace
-    lines = []
-    title = s.title or Path(s.file).stem
-    lines.append(title + (f"  [{s.source}]" if s.source else ""))
-    lines.append(f"procedure: {s.procedure.name}" + (f"  [{s.procedure.cite}]" if s.procedure.cite else ""))
-    if explain and outcome.trace is not None:
-        lines.append("")
-        lines.append(render_trace(brief_events(outcome.trace.events) if brief else outcome.trace.events))
-        lines.append("")
-    if outcome.status == "ok":
-        lines.append("result:")
-        lines.extend(render_value(outcome.value, "  "))
-    elif outcome.status == "refused":
-        lines.append(f"refused: {outcome.reason}" + (f"  [{outcome.citation}]" if outcome.citation else ""))
-    else:
-        lines.append(str(outcome.reason))
-    dice = " ".join(show(tuple(d)) if len(d) > 1 else str(d[0]) for d in outcome.dice)
-    lines.append(f"dice: {dice or 'none rolled'}" + (f"   (seed {outcome.seed} for rolls beyond the given dice)"
-                                                      if outcome.seed is not None and len(outcome.dice) > len(s.dice)
-                                                      else ""))
-    return "\n".join(lines)
-
-
-def render_value(value, indent: str) -> list[str]:
-    from ..model.values import Record
-    if isinstance(value, Record) and not (set(value) >= {"code", "text"} and len(value) <= 3):
-        out = []
-        for k, v in value.items():
-            if isinstance(v, Record) and not (set(v) >= {"code", "text"} and len(v) <= 3) and len(show(v)) > 60:
-                out.append(f"{indent}{k}:")
-                out.extend(render_value(v, indent + "  "))
-            else:
-                out.append(f"{indent}{k}: {show(v)}")
-        return out
-    return [f"{indent}{show(value)}"]
 
 
 def cmd_test(args) -> int:

@@ -214,6 +214,7 @@ def job_resolve(ws: Workspace, params: dict) -> dict:
     data["cite"] = data.get("cite")
     data["procedure_cite"] = s.procedure.cite
     data["given_dice"] = len(s.dice)
+    data["changes"] = reports.changed_fields(s.args, outcome.value) if outcome.status == "ok" else []
     brief = {id(e) for e in brief_events(outcome.trace.events)} if outcome.trace else set()
     for e, raw in zip(data["trace"], outcome.trace.events if outcome.trace else []):
         e["brief"] = id(raw) in brief
