@@ -229,3 +229,18 @@ def test_help_text_names_every_exit_code(capsys):
     assert "exit codes:" in out
     for code in ("0", "1", "2", "3", "130"):
         assert f"\n  {code}  " in out
+
+
+def test_odds_fraction_and_percent_columns_line_up_whatever_the_label_length(cli):
+    import re
+    path = ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml"
+    code, out, err = cli("odds", path, "--all-dice", "--by", "units.G1.state",
+                         "--by", 'count(u for u in units if u.state == "broken")')
+    assert code == 0, err
+    code2, whole, err = cli("odds", path, "--all-dice")       # labels by the whole result: far longer than 60 characters
+    assert code2 == 0, err
+    for text in (out, whole):
+        rows = [m for line in text.splitlines() if (m := re.search(r"(\S+)  +(\d+\.\d\d)%", line))]
+        assert len(rows) > 1
+        assert len({m.end(1) for m in rows}) == 1 and len({m.end(2) for m in rows}) == 1, text
+    assert "paths through the dice" in out and "statement runs" not in out
