@@ -171,6 +171,46 @@ def test_diff_without_json_prints_the_changes_and_the_outcome_table(cli, tmp_pat
     assert "outcomes of " in out and "before" in out and "after" in out
     assert "%" in out.split("outcomes of ")[1]
 
+def test_diff_shows_each_changed_value_before_and_after_and_json_gives_it_as_data(cli, tmp_path):
+    root, o2 = terrain_drm_house_rule(tmp_path)
+    o2.write_text(o2.read_text() + "  - stack: drm\n    set: {limits: {max: 1}}\n"
+                  "  - catalogue: units\n    entry: rifle\n    set: {morale: 9}\n")
+    code, out, err = cli("diff", root, "--with", o2)
+    assert code == 0, err
+    assert 'drm: changed modifier terrain: value terrain[target.terrain].tem -> 3' in out
+    assert "drm: settings: limits max 3 -> max 1" in out and "{'max'" not in out
+    assert "units: changed entry rifle: morale 7 -> 9" in out
+    code, out, err = cli("diff", root, "--with", o2, "--json")
+    changes = json.loads(out)["changes"]
+    modify, settings = changes["stacks"]
+    assert modify["change"] == {"action": "changed modifier", "item": "terrain", "fields": [
+        {"field": "value", "before": "terrain[target.terrain].tem", "after": "3"}]}
+    assert settings["change"]["fields"] == [{"field": "limits", "before": "max 3", "after": "max 1"}]
+    assert changes["catalogues"][0]["change"]["fields"] == [{"field": "morale", "before": "7", "after": "9"}]
+    assert modify["text"].startswith("changed modifier terrain")
+
+
+def test_diff_keeps_the_situation_s_dice_as_odds_does_and_takes_an_expression_to_group_by(cli, tmp_path):
+    root, o2 = terrain_drm_house_rule(tmp_path)
+    situation = FIXTURE / "situations/attack.yaml"
+    by = 'count(u for u in states if u.state == "broken")'
+    outcomes = {}
+    for dice in ((), ("--keep-dice",), ("--all-dice",)):
+        code, out, err = cli("diff", FIXTURE, "--with", o2, "--situation", situation, "--json", *dice)
+        assert code == 0, err
+        outcomes[dice] = json.loads(out)["outcomes"]
+        code, odds_out, err = cli("odds", situation, "--json", *dice)
+        assert code == 0, err
+        assert {r["outcome"] for r in outcomes[dice]} >= {r["outcome"] for r in json.loads(odds_out)["outcomes"]}
+    assert outcomes[()] == outcomes[("--keep-dice",)]
+    assert len(outcomes[("--all-dice",)]) > len(outcomes[()])       # every roll enumerated only when asked
+    code, out, err = cli("diff", FIXTURE, "--with", o2, "--situation", situation, "--all-dice", "--by", by)
+    assert code == 0, err
+    assert f"(by {by})" in out and f"  {by}=0  " in out and f"  {by}=1  " in out
+    with pytest.raises(SystemExit):
+        cli("diff", FIXTURE, "--with", o2, "--all-dice", "--keep-dice")
+
+
 # ---- umpire set ---------------------------------------------------------------------------
 
 def test_set_changes_one_value_and_keeps_every_other_byte(cli, tmp_path):

@@ -44,22 +44,26 @@ def simulate_json(s: Situation, runs: int, seed: int | None, by: list) -> dict:
     return report_json(simulate(s, runs, seed, list(by)), s, by)
 
 
-def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), keep_dice: bool = False,
+def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), all_dice: bool = False,
                  situation_text: str | None = None, roots=None) -> dict:
-    """What overlays change, and (with a situation) the outcome shares before and after (``umpire diff``)."""
+    """What overlays change, and (with a situation) the outcome shares before and after (``umpire diff``).
+
+    Each change is ``{"name", "text": in words, "change": {"action", "item", "fields": [{"field", "before",
+    "after"}]}, "from"}``. The situation's given dice stay fixed unless ``all_dice`` (as ``umpire odds``)."""
     if not overlays:
         raise InputError("diff compares the ruleset with overlays: add --with OVERLAY")
     r = load_ruleset(ruleset_path, tuple(overlays))
     groups: dict[str, list] = {}
     for c in r.changes:
         groups.setdefault(c.group, []).append(c)
-    data: dict = {"changes": {g: [{"name": c.name, "change": c.what, "from": str(c.origin)} for c in cs]
+    data: dict = {"changes": {g: [{"name": c.name, "text": c.what, "change": c.as_json(), "from": str(c.origin)}
+                                  for c in cs]
                               for g, cs in groups.items()}}
     if situation is not None:
         from ..odds.exact import exact_odds
         before_s = load_situation(situation, (), situation_text, roots)
         after_s = load_situation(situation, tuple(overlays), situation_text, roots)
-        if not keep_dice:
+        if all_dice:
             for sit in (before_s, after_s):
                 sit.dice, sit.dice_positions = [], []
         before = {label: p for label, p, _ in exact_odds(before_s, list(by)).rows}

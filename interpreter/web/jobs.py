@@ -244,8 +244,10 @@ def job_diff(ws: Workspace, params: dict) -> dict:
     overlays = ws.overlays(rid, params.get("overlays") or [])
     situation, text = (ws.situation_source(rid, params["situation"]) if params.get("situation")
                        else (None, None))
-    data = reports.overlay_diff(ws.root(rid), overlays, situation, _by(params), bool(params.get("keep_dice")),
-                            text, list(ws.roots.values()))
+    # the situation's dice stay unless all_dice (as in umpire diff and odds); the page sends keep_dice: false for all
+    all_dice = bool(params["all_dice"]) if "all_dice" in params else params.get("keep_dice", True) is False
+    data = reports.overlay_diff(ws.root(rid), overlays, situation, _by(params), all_dice,
+                                text, list(ws.roots.values()))
     for changes in data["changes"].values():
         for c in changes:
             file, _, rest = c["from"].partition(":")
