@@ -308,7 +308,7 @@ def cmd_test(args) -> int:
     from ..errors import ErrorCollector
     from ..tools.testing import collect, load_cases, run_case
     target = Path(args.ruleset)
-    cases = load_cases(target) if target.is_file() else collect(target)
+    cases = load_cases(target) if target.exists() and not target.is_dir() else collect(target)   # a FIFO is refused there
     for c in cases:
         c.overlays = c.overlays + tuple(args.overlays)
     if args.pattern:

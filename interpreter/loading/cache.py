@@ -39,6 +39,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..reading import shipped
+from ..reading.source import read_regular
 
 FORMAT = 1
 """Changes whenever the layout of an entry or of the encoded model changes."""
@@ -99,7 +100,7 @@ def environment_key() -> str:
             sources += sorted(shipped.folder(extra, _PACKAGE).glob("*"))
         for path in sources:
             try:
-                data = path.read_bytes()
+                data = read_regular(path, 1 << 26)
             except OSError:
                 data = b"?"
             _update(h, path.name, data)
@@ -135,8 +136,7 @@ def read(kind: str, key: str) -> tuple[list[str], str, list[bytes]] | None:
         return None
     try:
         path = _entry_path(base, kind, key)
-        with open(path, "rb") as f:
-            raw = f.read(MAX_ENTRY_BYTES + 1)
+        raw = read_regular(path, MAX_ENTRY_BYTES)    # a FIFO or device at an entry's name is no entry
         if kind == "ruleset":
             _mark_used(path)
         if len(raw) > MAX_ENTRY_BYTES:

@@ -393,10 +393,8 @@ def read_chart_csv(path, text: str | None = None) -> Document:
     then its values). Blank lines and lines starting with # are notes. Every value keeps its line:column."""
     file = str(path)
     if text is None:
-        try:
-            text = Path(path).read_text(encoding="utf-8-sig")
-        except OSError as e:
-            raise InputError(f"cannot read {file}: {e.strerror}", Position(file)) from None
+        from ..reading.source import read_text
+        text = read_text(path)        # a regular file only; a byte-order mark dropped
     sep = "\t" if file.lower().endswith(".tsv") else ","
     doc = Document(file, None, text=text)
     pos = doc.positions
