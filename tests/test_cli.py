@@ -244,3 +244,46 @@ def test_odds_fraction_and_percent_columns_line_up_whatever_the_label_length(cli
         assert len(rows) > 1
         assert len({m.end(1) for m in rows}) == 1 and len({m.end(2) for m in rows}) == 1, text
     assert "paths through the dice" in out and "statement runs" not in out
+
+
+def test_every_option_and_argument_of_every_command_has_help_text():
+    from interpreter.cli.main import build_parser
+    missing = [(name, a.option_strings or a.dest) for name, sp in build_parser().commands.items()
+               for a in sp._actions if not a.help]
+    assert not missing
+
+
+@pytest.mark.parametrize("argv, usage", [(["cache", "--bogus"], "usage: umpire cache"),
+                                         (["test", "-x", "."], "usage: umpire test"),
+                                         (["resolve", "a.yaml", "--nope"], "usage: umpire resolve")])
+def test_an_unknown_option_shows_the_subcommand_s_usage(argv, usage, capsys):
+    from interpreter.cli.main import main
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith(usage) and "unrecognized arguments" in err
+
+
+def test_argument_errors_are_json_diagnostics_when_json_is_asked_for(capsys):
+    from interpreter.cli.main import main
+    with pytest.raises(SystemExit) as e:
+        main(["cache", "--json", "--bogus"])
+    out = json.loads(capsys.readouterr().out)
+    assert e.value.code == 2 and out["ok"] is False and out["exit"] == 2
+    assert out["diagnostics"][0]["code"] == "usage" and "--bogus" in out["diagnostics"][0]["message"]
+    with pytest.raises(SystemExit):
+        main(["odds", "--json"])          # the situation missing
+    assert "required: situation" in json.loads(capsys.readouterr().out)["diagnostics"][0]["message"]
+
+
+def test_cache_and_set_answer_in_json(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("UMPIRE_CACHE_DIR", str(tmp_path / "c"))
+    code, out, _ = cli("cache", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["folder"] == str(tmp_path / "c") and data["entries"] == 0 and data["state"] == "on"
+    f = tmp_path / "s.yaml"
+    f.write_text((ROOT / "tests/fixtures/mini/situations/attack.yaml").read_text().replace("ruleset: ..",
+                 f"ruleset: {ROOT / 'tests/fixtures/mini'}"))
+    code, out, err = cli("set", f, "inputs.range", "2", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"ok": True, "file": str(f), "path": "inputs.range", "old": "1", "new": "2"}

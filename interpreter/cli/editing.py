@@ -11,16 +11,18 @@ def add_editing_commands(sub, overlay_option) -> None:
                        description="Change the value at PATH (keys separated by dots; list items by index or id). "
                                    "Comments, order, quoting and blank lines stay exactly as they were. "
                                    "If the result would be invalid, nothing is written.")
-    s.add_argument("file")
-    s.add_argument("path", help="e.g. stacks.ift_drm.modifiers.target_tem.value")
-    s.add_argument("value")
+    s.add_argument("file", help="the YAML file to change (a ruleset file, an overlay, a situation, a test file)")
+    s.add_argument("path", help="where the value is: keys separated by dots, list items by index or id, e.g. "
+                                "stacks.ift_drm.modifiers.target_tem.value")
+    s.add_argument("value", help="the new value, as YAML writes it (3, true, \"text\")")
+    s.add_argument("--json", action="store_true", help="print the change (file, path, old and new text) as JSON")
     s.set_defaults(func=cmd_set)
 
     sc = sub.add_parser("schema", help="print the JSON Schema of a procedure's situation inputs (for editors)",
                         description="Print the JSON Schema (draft-07) that a situation's inputs for PROCEDURE must "
                                     "satisfy, derived from the procedure's parameters and the ruleset's record types.")
-    sc.add_argument("ruleset")
-    sc.add_argument("procedure")
+    sc.add_argument("ruleset", help="the ruleset folder")
+    sc.add_argument("procedure", help="the procedure whose situation inputs the schema describes")
     overlay_option(sc)
     sc.set_defaults(func=cmd_schema)
 
@@ -36,7 +38,10 @@ def cmd_schema(args) -> int:
 def cmd_set(args) -> int:
     from ..tools.edit import set_value
     old, new = set_value(args.file, args.path, args.value, lambda text: validate_file_text(args.file, text))
-    print(f"{args.file}: {args.path}: {old} -> {new}")
+    if args.json:
+        print(json.dumps({"ok": True, "file": args.file, "path": args.path, "old": old, "new": new}, indent=2))
+    else:
+        print(f"{args.file}: {args.path}: {old} -> {new}")
     return 0
 
 

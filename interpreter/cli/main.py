@@ -62,10 +62,28 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors as JSON diagnostics too when the command line asks for --json, and an
+    unknown option reported with the usage of the subcommand it was given to (not the top-level one)."""
+
+    json_wanted = False
+
+    def error(self, message):
+        if Parser.json_wanted:
+            d = diagnostics(InputError(f"{self.prog}: {message}", hint=f"`{self.prog} --help` lists its options"))
+            print(json.dumps({"ok": False, "exit": 2, "diagnostics": [dict(x, code="usage") for x in d]}, indent=2))
+        super().error(message)
+
+
 def _run(argv) -> tuple[int, bool]:
     """(exit code, whether the command was a short one): the garbage collector stays off for short ones."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    Parser.json_wanted = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        commands = getattr(parser, "commands", {})
+        (commands.get(getattr(args, "command", None)) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "command", None):
         parser.print_help()
         return 2, False
@@ -118,12 +136,13 @@ def _report_json(args, error: BaseException, exit_code: int) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="umpire",
         description="Adjudicate tactical wargame rules written as data: tables, modifier stacks and procedures.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"umpire {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    p.commands = sub.choices        # each subcommand's parser, by name (its own usage on an unknown option)
 
     def overlay_option(sp):
         """The options of every command that reads a ruleset."""
@@ -141,9 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="list procedures, their inputs and rule references, tables and stacks",
                          description="Show what a ruleset defines.")
-    lst.add_argument("ruleset")
+    lst.add_argument("ruleset", help="the ruleset folder")
     overlay_option(lst)
-    lst.add_argument("--json", action="store_true")
+    lst.add_argument("--json", action="store_true", help="print what the ruleset defines as JSON")
     lst.set_defaults(func=cmd_list)
 
     r = sub.add_parser("resolve", help="run one adjudication from a situation file",
@@ -171,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     overlay_option(t)
     t.add_argument("-k", dest="pattern", help="only cases whose id or title contains this text")
     t.add_argument("-v", "--verbose", action="store_true", help="list every case, not only failures")
-    t.add_argument("--json", action="store_true")
+    t.add_argument("--json", action="store_true", help="print every case's outcome and the problems found as JSON")
     t.set_defaults(func=cmd_test)
 
     ca = sub.add_parser("cache", help="where the on-disk load cache is and how big; --clear empties it",
@@ -179,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "keyed by the files' contents, so the next command starts fast. It is always "
                                     "safe to clear (or to delete the folder): entries are rebuilt when needed.")
     ca.add_argument("--clear", action="store_true", help="remove every entry")
+    ca.add_argument("--json", action="store_true", help="print the folder, its entries, size and state as JSON")
     ca.set_defaults(func=cmd_cache)
 
     from ..web import add_serve_command
@@ -289,18 +309,25 @@ def cmd_resolve(args) -> int:
 def cmd_cache(args) -> int:
     from ..loading import cache as load_cache
     where = load_cache.location()
+    data: dict = {"folder": str(where) if where is not None else None}
     if where is None:
-        print("no cache folder: set UMPIRE_CACHE_DIR (there is no home folder to put it in)")
-        return 0
-    if args.clear:
+        text = "no cache folder: set UMPIRE_CACHE_DIR (there is no home folder to put it in)"
+        data.update(state="none", entries=0, bytes=0)
+    elif args.clear:
         count, size = load_cache.clear()
-        print(f"{where}: removed {count} entries ({size / 1e6:.1f} MB)")
-        return 0
-    found = load_cache.entries()
-    size = sum(st.st_size for _, st in found)
-    state = "off (UMPIRE_CACHE=off)" if load_cache.folder() is None else "on"
-    print(f"{where}: {len(found)} entries, {size / 1e6:.1f} MB; the cache is {state}; "
-          f"kept under {load_cache.MAX_FOLDER_BYTES / 1e6:.0f} MB (least recently used entries go first)")
+        data.update(state="cleared", removed=count, bytes_removed=size)
+        text = f"{where}: removed {count} entries ({size / 1e6:.1f} MB)"
+    else:
+        found = load_cache.entries()
+        size = sum(st.st_size for _, st in found)
+        refused = load_cache.refusal(where)
+        state = ("off (UMPIRE_CACHE=off)" if load_cache.folder() is None and refused is None else
+                 f"not used: the folder {refused}" if refused is not None else "on")
+        data.update(state="refused" if refused else "off" if state.startswith("off") else "on", refused=refused,
+                    entries=len(found), bytes=size, max_bytes=load_cache.MAX_FOLDER_BYTES)
+        text = (f"{where}: {len(found)} entries, {size / 1e6:.1f} MB; the cache is {state}; "
+                f"kept under {load_cache.MAX_FOLDER_BYTES / 1e6:.0f} MB (least recently used entries go first)")
+    print(json.dumps(dict(data, ok=True), indent=2) if args.json else text)
     return 0
 
 

@@ -12,7 +12,7 @@ def add_overlay_commands(sub, overlay_option) -> None:
     c = sub.add_parser("charts", help="list every table's unknown cells; --template writes a fill-in overlay",
                        description="Show which chart cells the rulebook does not print. With --template, print an "
                                    "overlay listing exactly those cells, to fill in from your own player aids.")
-    c.add_argument("ruleset")
+    c.add_argument("ruleset", help="the ruleset folder")
     overlay_option(c)
     c.add_argument("--template", nargs="*", metavar="TABLE", default=None,
                    help="print a fill-in chart overlay: each table (these, or every one with an unknown cell or an "
@@ -28,7 +28,7 @@ def add_overlay_commands(sub, overlay_option) -> None:
                        description="List the changes the overlays make to the base ruleset, grouped by table, "
                                    "stack, procedure and catalogue. With --situation, compare exact outcome "
                                    "distributions before and after.")
-    d.add_argument("ruleset")
+    d.add_argument("ruleset", help="the base ruleset folder (compared with itself under the overlays)")
     overlay_option(d)
     d.add_argument("--situation", help="a situation file whose exact outcome shares are compared before and after")
     from .odds import by_option, dice_options
