@@ -33,7 +33,8 @@ def test_explain_cites_the_rules_at_each_step_of_the_book_example(cli):
         found = out.find(text, at)
         assert found >= 0, f"missing or out of order: {text!r}"
         at = found
-    assert "state: broken" in out and "state: pinned" in out      # G1 rolls 9, G2 rolls 7 (the book's dice)
+    import re      # G1 rolls 9, G2 rolls 7 (the book's dice): the result's table of changes
+    assert re.search(r"G1 +broken.*\n.*\n +state +broken\n +G2 +pinned +false +-> +true\n +state +pinned", out)
 
 
 @pytest.mark.parametrize("command", ["check", "list", "resolve", "test", "odds", "simulate", "charts", "diff",
@@ -76,8 +77,71 @@ def test_brief_trace_keeps_the_checkable_steps_and_drops_the_rest(cli):
     code, brief, _ = cli("resolve", path, "--brief")
     assert code == 0
     assert len(brief.splitlines()) < len(full.splitlines())
-    assert "final DR 10, FP 19 -> column 16 -> NMC" in brief and "target_tem: +3" in brief
+    assert "final DR 10, FP 19 -> column 16 -> NMC" in brief and "target_tem +3 [ASLSK 1.1.1]" in brief
     assert "not applied" in full and "not applied" not in brief
+
+
+def test_brief_trace_of_the_tour_is_the_ten_steps_a_player_checks_in_the_book_s_order(cli):
+    code, out, err = cli("resolve", ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml", "--brief")
+    assert code == 0, err
+    trace = out.split("\n\n")[1].splitlines()        # between the header and the result
+    expected = [
+        "A-N5 (american 7-4-7) at range 2: 7 FP x 1 = 7",
+        "[ASLSK 3.2.2] Firepower multipliers of one firing unit or Weapon (fractions kept exactly): x2 "
+        "(point_blank x2)",
+        "A-O6 (american 6-6-6) at range 1: 6 FP x 2 = 12",
+        "[ASLSK 3.2.3] IFT dice-roll modifiers for one target unit: +4 (target_tem +3 [ASLSK 1.1.1], "
+        "los_hindrance +1)  (x2)",
+        "[ASLSK 3.2.3] roll dr: 2d6 -> colored 1, white 5 = 6",
+        "[ASLSK 3.2.3] Infantry Fire Table (IFT): final DR 10, FP 19 -> column 16 -> NMC   "
+        "[cell: ASLSK 3.2.2 Prep Fire Phase example (first attack)]  (x2)",
+        "[ASLSK 3.2.3] roll dr: 2d6 -> colored 3, white 6 = 9",
+        "G1 (german 4-6-7) breaks and is marked DM",
+        "[ASLSK 3.2.3] roll dr: 2d6 -> colored 1, white 6 = 7",
+        "passed by exactly the largest margin possible: pinned",
+    ]
+    assert trace == expected
+    assert ": no" not in out and " gives " not in out and "fire_attack(" not in out
+
+
+def test_brief_trace_never_merges_two_rolls_that_show_the_same_dice(cli, tmp_path):
+    from interpreter.runtime.trace import brief
+    roll = {"kind": "roll", "depth": 0, "text": "roll dr: 2d6 -> 3, 4 = 7", "cite": "X 1"}
+    stack = {"kind": "stack", "depth": 0, "text": "DRM: +1", "cite": "X 2"}
+    applied = {"kind": "modifier", "depth": 1, "text": "cover: +1", "cite": "X 3"}
+    beaten = {"kind": "modifier", "depth": 1, "text": "smoke: not applied (+1 beaten by cover in group g)"}
+    empty = {"kind": "stack", "depth": 0, "text": "MC DRM: +0", "cite": "X 4"}
+    lines = brief([roll, dict(roll), stack, applied, beaten, stack, applied, empty,
+                   {"kind": "branch", "depth": 0, "text": "x > 1: no", "cite": "X 5"}]).splitlines()
+    assert lines == ["[X 1] roll dr: 2d6 -> 3, 4 = 7", "[X 1] roll dr: 2d6 -> 3, 4 = 7",
+                     "[X 2] DRM: +1 (cover +1 [X 3])  (x2)"]
+
+
+def test_resolve_shows_each_unit_s_changed_fields_as_a_table_and_full_the_whole_record(cli):
+    path = ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml"
+    code, out, err = cli("resolve", path)
+    assert code == 0, err
+    assert "units: what changed (before -> after)\n    G1  broken  false  ->  true\n        dm      false  ->  true\n" \
+           "        state              broken\n    G2  pinned  false  ->  true\n" in out
+    assert "    A-N5  fire_marker  none  ->  prep_fire" in out
+    assert "    id  check  original_dr  final_dr  outcome\n    G1  MC     9            9         broken" in out
+    assert "self_rally_box" not in out and "concealed: false" not in out
+    code, full, err = cli("resolve", path, "--full")
+    assert code == 0, err
+    assert "units: [{id: G1, counter: german 4-6-7, state: broken, broken: true, dm: true," in full
+    assert "what changed" not in full
+
+
+def test_resolve_json_gives_the_changed_fields_as_data(cli):
+    code, out, err = cli("resolve", ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml", "--json", "--no-trace")
+    assert code == 0, err
+    changes = {(c["at"], c["id"]): c for c in json.loads(out)["changes"]}
+    assert changes[("units", "G1")]["changed"] == [{"field": "broken", "before": False, "after": True},
+                                                   {"field": "dm", "before": False, "after": True}]
+    assert changes[("units", "G1")]["added"] == [{"field": "state", "value": "broken"}]
+    assert changes[("firers", "A-O6")]["changed"] == [{"field": "fire_marker", "before": "none",
+                                                       "after": "prep_fire"}]
+    assert ("checks", "G1") not in changes          # a check record restates no input field
 
 
 def test_test_runs_one_file_s_cases_when_given_a_test_file(cli):
@@ -165,3 +229,61 @@ def test_help_text_names_every_exit_code(capsys):
     assert "exit codes:" in out
     for code in ("0", "1", "2", "3", "130"):
         assert f"\n  {code}  " in out
+
+
+def test_odds_fraction_and_percent_columns_line_up_whatever_the_label_length(cli):
+    import re
+    path = ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml"
+    code, out, err = cli("odds", path, "--all-dice", "--by", "units.G1.state",
+                         "--by", 'count(u for u in units if u.state == "broken")')
+    assert code == 0, err
+    code2, whole, err = cli("odds", path, "--all-dice")       # labels by the whole result: far longer than 60 characters
+    assert code2 == 0, err
+    for text in (out, whole):
+        rows = [m for line in text.splitlines() if (m := re.search(r"(\S+)  +(\d+\.\d\d)%", line))]
+        assert len(rows) > 1
+        assert len({m.end(1) for m in rows}) == 1 and len({m.end(2) for m in rows}) == 1, text
+    assert "paths through the dice" in out and "statement runs" not in out
+
+
+def test_every_option_and_argument_of_every_command_has_help_text():
+    from interpreter.cli.main import build_parser
+    missing = [(name, a.option_strings or a.dest) for name, sp in build_parser().commands.items()
+               for a in sp._actions if not a.help]
+    assert not missing
+
+
+@pytest.mark.parametrize("argv, usage", [(["cache", "--bogus"], "usage: umpire cache"),
+                                         (["test", "-x", "."], "usage: umpire test"),
+                                         (["resolve", "a.yaml", "--nope"], "usage: umpire resolve")])
+def test_an_unknown_option_shows_the_subcommand_s_usage(argv, usage, capsys):
+    from interpreter.cli.main import main
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.startswith(usage) and "unrecognized arguments" in err
+
+
+def test_argument_errors_are_json_diagnostics_when_json_is_asked_for(capsys):
+    from interpreter.cli.main import main
+    with pytest.raises(SystemExit) as e:
+        main(["cache", "--json", "--bogus"])
+    out = json.loads(capsys.readouterr().out)
+    assert e.value.code == 2 and out["ok"] is False and out["exit"] == 2
+    assert out["diagnostics"][0]["code"] == "usage" and "--bogus" in out["diagnostics"][0]["message"]
+    with pytest.raises(SystemExit):
+        main(["odds", "--json"])          # the situation missing
+    assert "required: situation" in json.loads(capsys.readouterr().out)["diagnostics"][0]["message"]
+
+
+def test_cache_and_set_answer_in_json(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("UMPIRE_CACHE_DIR", str(tmp_path / "c"))
+    code, out, _ = cli("cache", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["folder"] == str(tmp_path / "c") and data["entries"] == 0 and data["state"] == "on"
+    f = tmp_path / "s.yaml"
+    f.write_text((ROOT / "tests/fixtures/mini/situations/attack.yaml").read_text().replace("ruleset: ..",
+                 f"ruleset: {ROOT / 'tests/fixtures/mini'}"))
+    code, out, err = cli("set", f, "inputs.range", "2", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"ok": True, "file": str(f), "path": "inputs.range", "old": "1", "new": "2"}

@@ -11,6 +11,8 @@ A case file (YAML):
       - {path: catalogues/big.yaml, head: "catalogues:\\n", line: "  k{i}: 1\\n", times: 300000}
     chmod: {situations/attack.yaml: 0o444}
     remove: [tables/fire.yaml]
+    fifo: [situations/pipe.yaml]  # named pipes made there (reading one would block: a hang guard fails the case)
+    symlink: {situations/z.yaml: /dev/zero}   # symbolic links made there
     run: [check, "{ruleset}"]   # {ruleset}: the copy; {tmp}: a scratch folder
     exit: 2
     at: extra.ump:2:14          # the error's position (end of the file name, line, column)
@@ -22,10 +24,12 @@ A case file (YAML):
 Every case also asserts what every input must give: no traceback, no "internal error", exit 0-2.
 """
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -35,6 +39,25 @@ from conftest import FIXTURE
 
 CORPUS = Path(__file__).resolve().parent / "hostile"
 CASES = sorted(CORPUS.glob("*/*.yaml"))
+
+
+class Hung(BaseException):
+    """Raised by the hang guard's alarm (not an Exception, so no handler in Umpire swallows it)."""
+
+
+@contextlib.contextmanager
+def hang_guard(seconds: int):
+    """Fail a command that blocks (on a FIFO's open, say) after ``seconds`` instead of hanging the suite.
+    Not a timing test: the bound is far above any case's run time; it only turns a hang into a failure."""
+    def alarm(signum, frame):
+        raise Hung(f"still running after {seconds} s: blocked (a FIFO or device opened?)")
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _id(path: Path) -> str:
@@ -62,12 +85,17 @@ def test_hostile_input(case_file, tmp_path, capsys):
             f.write(g.get("tail", ""))
     for name in case.get("remove") or []:
         (root / name).unlink()
+    for name in case.get("fifo") or []:
+        os.mkfifo(root / name)
+    for name, target in (case.get("symlink") or {}).items():
+        os.symlink(target, root / name)
     before = {name: (root / name).read_bytes() for name in case.get("unchanged") or []}
     for name, mode in (case.get("chmod") or {}).items():
         os.chmod(root / name, mode)
     args = [str(a).replace("{ruleset}", str(root)).replace("{tmp}", str(tmp_path)) for a in case["run"]]
     try:
-        code = main(args)
+        with hang_guard(60):        # a FIFO or device opened for reading would block: fail instead
+            code = main(args)
     except SystemExit as e:          # argparse refuses a command line with exit 2
         code = e.code
     captured = capsys.readouterr()
@@ -93,7 +121,7 @@ def test_hostile_input(case_file, tmp_path, capsys):
 
 def test_the_corpus_covers_every_category():
     categories = {p.parent.name for p in CASES}
-    assert categories >= {"yaml", "procedures", "situations", "command-line", "set", "overlays", "sizes"}
+    assert categories >= {"yaml", "procedures", "situations", "command-line", "set", "overlays", "sizes", "files"}
     assert len(CASES) >= 60
 
 

@@ -410,3 +410,98 @@ def test_the_command_leaves_the_garbage_collector_as_the_caller_had_it(cli):
                 assert gc.isenabled() is enabled, args
     finally:
         gc.enable()
+
+
+# ---- another user cannot forge the cache --------------------------------------------------------------------
+
+def _forge(entry: Path, old: bytes, new: bytes, secret: bytes | None = None) -> None:
+    """Edit an entry's body and fix its checksum, as someone who can write the folder would; with the
+    folder's ``secret`` also its MAC (what only this user's Umpire can do)."""
+    import hashlib
+    head, _, body = entry.read_bytes().partition(b"\n")
+    assert old in body
+    body = body.replace(old, new)
+    header = json.loads(head)
+    header["sha256"] = hashlib.sha256(body).hexdigest()
+    if secret is not None:
+        header["mac"] = load_cache._mac(secret, header)
+    entry.write_bytes(json.dumps(header, separators=(",", ":")).encode() + b"\n" + body)
+
+
+def test_the_folder_is_made_0700_with_a_0600_secret_and_entries_only_its_user_reads(cache_dir, cli):
+    code, out, err = cli("resolve", FIXTURE / "situations" / "attack.yaml")
+    assert code == 0 and "fp: 14" in out and not err
+    assert cache_dir.stat().st_mode & 0o777 == 0o700
+    assert (cache_dir / load_cache.SECRET_NAME).stat().st_mode & 0o777 == 0o600
+    assert all(p.stat().st_mode & 0o077 == 0 for p, _ in load_cache.entries(cache_dir))
+
+
+def test_an_entry_edited_and_re_checksummed_without_the_secret_changes_nothing(cache_dir, cli):
+    situation = FIXTURE / "situations" / "attack.yaml"
+    assert "fp: 14" in cli("resolve", situation)[1]
+    [entry] = entries(cache_dir)
+    forged = b'"rifle",{"r":["fp",9'
+    _forge(entry, b'"rifle",{"r":["fp",4', forged)          # the checksum matches; the MAC does not
+    api.clear_cache()
+    code, out, err = cli("resolve", situation)
+    assert code == 0 and "fp: 14" in out, out + err           # read from the files, not the forged entry
+    assert forged not in entry.read_bytes()                   # and the entry rebuilt
+    secret = (cache_dir / load_cache.SECRET_NAME).read_bytes()
+    _forge(entry, b'"rifle",{"r":["fp",4', forged, secret)   # the control: signed, the same edit is read
+    api.clear_cache()
+    assert "fp: 24" in cli("resolve", situation)[1]
+
+
+def test_a_planted_valid_entry_cannot_skip_the_inputs_schema(cache_dir):
+    import hashlib
+    from interpreter.errors import InputError
+    load_cache.write("valid", "0" * 64, [], "true")            # the folder and its secret exist
+    what, rkey, value = "inputs", "r" * 64, {"range": "far"}
+    files, body, _ = dumps(value)
+    key = load_cache.content_key("valid", [("what", what), ("ruleset", rkey), ("files", "\n".join(files)),
+                                           ("value", body)])
+    data = b"true"
+    header = {"umpire_cache": load_cache.FORMAT, "kind": "valid", "key": key, "files": [], "lines": 1,
+              "sha256": hashlib.sha256(data).hexdigest()}
+    (cache_dir / f"valid-{key}.json").write_bytes(json.dumps(header).encode() + b"\n" + data)
+
+    def check():
+        raise InputError("range: expected a whole number")
+    with pytest.raises(InputError):
+        load_cache.checked_once(what, rkey, value, check)
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777])
+def test_a_folder_others_may_write_is_refused_with_a_warning_and_the_command_works(mode, cache_dir, cli):
+    cache_dir.mkdir(mode=0o700)
+    cache_dir.chmod(mode)
+    load_cache._refusals.clear()
+    code, out, err = cli("resolve", FIXTURE / "situations" / "attack.yaml")
+    assert code == 0 and "fp: 14" in out
+    assert f"the load cache folder {cache_dir} may be written by" in err and "chmod 700" in err
+    assert not list(cache_dir.iterdir())                       # nothing written there
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a folder away needs root")
+def test_a_folder_of_another_user_is_refused(cache_dir, cli):
+    cache_dir.mkdir(mode=0o700)
+    os.chown(cache_dir, 12345, -1)
+    load_cache._refusals.clear()
+    code, out, err = cli("resolve", FIXTURE / "situations" / "attack.yaml")
+    assert code == 0 and "fp: 14" in out
+    assert "belongs to another user (uid 12345)" in err and not list(cache_dir.iterdir())
+
+
+def test_a_fifo_at_an_entry_s_name_is_a_miss_and_never_blocks(cache_dir, cli):
+    from test_hostile import hang_guard
+    situation = FIXTURE / "situations" / "attack.yaml"
+    expected = cli("resolve", situation)
+    for entry in list(load_cache.entries(cache_dir)):
+        entry[0].unlink()
+        os.mkfifo(entry[0])
+    os.unlink(cache_dir / load_cache.SECRET_NAME)
+    os.mkfifo(cache_dir / load_cache.SECRET_NAME)
+    load_cache._secrets.clear()
+    api.clear_cache()
+    with hang_guard(60):
+        assert cli("resolve", situation) == expected

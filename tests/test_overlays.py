@@ -1,6 +1,7 @@
 """Overlays (house rules and players' charts), charts, diff, and lossless in-place editing."""
 
 import json
+import os
 
 import pytest
 
@@ -171,7 +172,110 @@ def test_diff_without_json_prints_the_changes_and_the_outcome_table(cli, tmp_pat
     assert "outcomes of " in out and "before" in out and "after" in out
     assert "%" in out.split("outcomes of ")[1]
 
+def test_diff_shows_each_changed_value_before_and_after_and_json_gives_it_as_data(cli, tmp_path):
+    root, o2 = terrain_drm_house_rule(tmp_path)
+    o2.write_text(o2.read_text() + "  - stack: drm\n    set: {limits: {max: 1}}\n"
+                  "  - catalogue: units\n    entry: rifle\n    set: {morale: 9}\n")
+    code, out, err = cli("diff", root, "--with", o2)
+    assert code == 0, err
+    assert 'drm: changed modifier terrain: value terrain[target.terrain].tem -> 3' in out
+    assert "drm: settings: limits max 3 -> max 1" in out and "{'max'" not in out
+    assert "units: changed entry rifle: morale 7 -> 9" in out
+    code, out, err = cli("diff", root, "--with", o2, "--json")
+    changes = json.loads(out)["changes"]
+    modify, settings = changes["stacks"]
+    assert modify["change"] == {"action": "changed modifier", "item": "terrain", "fields": [
+        {"field": "value", "before": "terrain[target.terrain].tem", "after": "3"}]}
+    assert settings["change"]["fields"] == [{"field": "limits", "before": "max 3", "after": "max 1"}]
+    assert changes["catalogues"][0]["change"]["fields"] == [{"field": "morale", "before": "7", "after": "9"}]
+    assert modify["text"].startswith("changed modifier terrain")
+
+
+def test_diff_keeps_the_situation_s_dice_as_odds_does_and_takes_an_expression_to_group_by(cli, tmp_path):
+    root, o2 = terrain_drm_house_rule(tmp_path)
+    situation = FIXTURE / "situations/attack.yaml"
+    by = 'count(u for u in states if u.state == "broken")'
+    outcomes = {}
+    for dice in ((), ("--keep-dice",), ("--all-dice",)):
+        code, out, err = cli("diff", FIXTURE, "--with", o2, "--situation", situation, "--json", *dice)
+        assert code == 0, err
+        outcomes[dice] = json.loads(out)["outcomes"]
+        code, odds_out, err = cli("odds", situation, "--json", *dice)
+        assert code == 0, err
+        assert {r["outcome"] for r in outcomes[dice]} >= {r["outcome"] for r in json.loads(odds_out)["outcomes"]}
+    assert outcomes[()] == outcomes[("--keep-dice",)]
+    assert len(outcomes[("--all-dice",)]) > len(outcomes[()])       # every roll enumerated only when asked
+    code, out, err = cli("diff", FIXTURE, "--with", o2, "--situation", situation, "--all-dice", "--by", by)
+    assert code == 0, err
+    assert f"(by {by})" in out and f"  {by}=0  " in out and f"  {by}=1  " in out
+    with pytest.raises(SystemExit):
+        cli("diff", FIXTURE, "--with", o2, "--all-dice", "--keep-dice")
+
+
 # ---- umpire set ---------------------------------------------------------------------------
+
+def test_set_validates_in_place_whatever_else_the_folder_holds_and_never_copies_it(cli, tmp_path, monkeypatch):
+    """A symlink to /dev/zero and a FIFO in the ruleset: refused by name (the load reads regular files only),
+    nothing copied into $TMPDIR, no hang; without them the same change validates and is written."""
+    from test_hostile import hang_guard
+    root = write_ruleset(tmp_path, {})
+    scratch = tmp_path / "tmpdir"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    target = root / "stacks" / "fire.yaml"
+    before = target.read_bytes()
+    for name, make in (("zero.yaml", lambda p: os.symlink("/dev/zero", p)), ("pipe.yaml", os.mkfifo)):
+        make(root / "tables" / name)
+        with hang_guard(60):
+            code, out, err = cli("set", target, "stacks.drm.limits.max", "2")
+        assert code == 2 and f"tables/{name}" in err and "not a regular file" in err, err
+        assert target.read_bytes() == before and not list(scratch.iterdir())
+        (root / "tables" / name).unlink()
+    code, out, err = cli("set", target, "stacks.drm.limits.max", "2")
+    assert code == 0, err
+    assert target.read_bytes() == before.replace(b"limits: {max: 3}", b"limits: {max: 2}")
+    assert not list(scratch.iterdir())
+
+
+def test_set_takes_a_symlinked_ruleset_yaml_for_what_it_is_and_keeps_the_link(cli, tmp_path):
+    root = write_ruleset(tmp_path, {})
+    real = tmp_path / "manifest.yaml"
+    (root / "ruleset.yaml").rename(real)
+    os.symlink(real, root / "ruleset.yaml")
+    text = real.read_text()
+    title = next(line for line in text.splitlines() if line.startswith("title:"))
+    code, out, err = cli("set", root / "ruleset.yaml", "title", "Renamed")
+    assert code == 0, err
+    assert (root / "ruleset.yaml").is_symlink() and real.read_text() == text.replace(title, "title: Renamed")
+
+
+def test_set_says_when_a_hard_link_is_broken(cli, tmp_path):
+    root = write_ruleset(tmp_path, {})
+    target = root / "stacks" / "fire.yaml"
+    other = tmp_path / "other-name.yaml"
+    os.link(target, other)
+    code, out, err = cli("set", target, "stacks.drm.limits.max", "2")
+    assert code == 0, err
+    assert "1 other hard link(s)" in err and "keep the old content" in err
+    assert b"max: 3" in other.read_bytes() and b"max: 2" in target.read_bytes()
+    code, out, err = cli("set", target, "stacks.drm.limits.max", "1")     # no other link now: nothing said
+    assert code == 0 and "hard link" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file away needs root")
+def test_set_keeps_the_file_s_owner_group_and_mode(cli, tmp_path):
+    root = write_ruleset(tmp_path, {})
+    target = root / "stacks" / "fire.yaml"
+    os.chown(target, 12345, 23456)
+    target.chmod(0o640)
+    code, out, err = cli("set", target, "stacks.drm.limits.max", "2")
+    assert code == 0, err
+    st = target.stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (12345, 23456, 0o640)
+
+
 
 def test_set_changes_one_value_and_keeps_every_other_byte(cli, tmp_path):
     root = write_ruleset(tmp_path, {})

@@ -4,6 +4,7 @@ changed in place, every other byte kept)."""
 from __future__ import annotations
 
 import json
+import sys
 
 
 def add_editing_commands(sub, overlay_option) -> None:
@@ -11,16 +12,18 @@ def add_editing_commands(sub, overlay_option) -> None:
                        description="Change the value at PATH (keys separated by dots; list items by index or id). "
                                    "Comments, order, quoting and blank lines stay exactly as they were. "
                                    "If the result would be invalid, nothing is written.")
-    s.add_argument("file")
-    s.add_argument("path", help="e.g. stacks.ift_drm.modifiers.target_tem.value")
-    s.add_argument("value")
+    s.add_argument("file", help="the YAML file to change (a ruleset file, an overlay, a situation, a test file)")
+    s.add_argument("path", help="where the value is: keys separated by dots, list items by index or id, e.g. "
+                                "stacks.ift_drm.modifiers.target_tem.value")
+    s.add_argument("value", help="the new value, as YAML writes it (3, true, \"text\")")
+    s.add_argument("--json", action="store_true", help="print the change (file, path, old and new text) as JSON")
     s.set_defaults(func=cmd_set)
 
     sc = sub.add_parser("schema", help="print the JSON Schema of a procedure's situation inputs (for editors)",
                         description="Print the JSON Schema (draft-07) that a situation's inputs for PROCEDURE must "
                                     "satisfy, derived from the procedure's parameters and the ruleset's record types.")
-    sc.add_argument("ruleset")
-    sc.add_argument("procedure")
+    sc.add_argument("ruleset", help="the ruleset folder")
+    sc.add_argument("procedure", help="the procedure whose situation inputs the schema describes")
     overlay_option(sc)
     sc.set_defaults(func=cmd_schema)
 
@@ -35,22 +38,31 @@ def cmd_schema(args) -> int:
 
 def cmd_set(args) -> int:
     from ..tools.edit import set_value
-    old, new = set_value(args.file, args.path, args.value, lambda text: validate_file_text(args.file, text))
-    print(f"{args.file}: {args.path}: {old} -> {new}")
+    notes: list = []
+    old, new = set_value(args.file, args.path, args.value, lambda text: validate_file_text(args.file, text), notes)
+    if args.json:
+        print(json.dumps({"ok": True, "file": args.file, "path": args.path, "old": old, "new": new, "notes": notes},
+                         indent=2))
+    else:
+        print(f"{args.file}: {args.path}: {old} -> {new}")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 
 def validate_file_text(file: str, text: str) -> None:
-    """Check a file's would-be new text the way its kind is checked (and, in a ruleset, the whole ruleset)."""
-    import shutil
-    import tempfile
+    """Check a file's would-be new text the way its kind is checked (and, in a ruleset, the whole ruleset).
+
+    The file is judged by the name it is given by (a symbolic link by where it sits, not by what it points
+    to); a ruleset is loaded from its own folder with this one file's text replaced in memory: nothing is
+    copied, and every other file is read as loading reads it (regular files only)."""
+    import os
     from pathlib import Path
 
-    from ..api import load_ruleset
     from ..errors import InputError as IE
     from ..reading.schema import validate
     from ..reading.source import load_yaml
-    path = Path(file).resolve()
+    path = Path(os.path.abspath(file))           # not resolved: a linked ruleset.yaml is still ruleset.yaml
     doc = load_yaml(file, text)
     kind = next((k for k in ("tables", "stacks", "catalogues") if isinstance(doc.data, dict) and k in doc.data), None)
     if path.name == "ruleset.yaml":
@@ -70,27 +82,11 @@ def validate_file_text(file: str, text: str) -> None:
         situation = load_situation(file, text=text)
         run_situation(situation, seed=0, trace=False)   # a bad die is an InputError; an adjudication may stop
     if kind in ("ruleset", "tables", "stacks", "catalogues") and root is not None:
-        with tempfile.TemporaryDirectory() as tmp:
-            copy = Path(tmp) / root.name
-            shutil.copytree(root, copy)
-            target = copy / path.relative_to(root)
-            target.write_text(text, encoding="utf-8")
-            try:
-                load_ruleset(copy, use_cache=False)
-            except IE as e:
-                raise _relocate(e, str(copy), str(root)) from None
-
-
-def _relocate(e, tmp_root: str, real_root: str):
-    """Errors found in the temporary copy, reported against the real file names."""
-    from ..errors import InputErrors, Position
-    def fix(err):
-        if err.position and err.position.file.startswith(tmp_root):
-            err.position = Position(real_root + err.position.file[len(tmp_root):], err.position.line,
-                                    err.position.column)
-        return err
-    if isinstance(e, InputErrors):
-        for x in e.errors:
-            fix(x)
-        return e
-    return fix(e)
+        from ..analysis.facts import analyse
+        from ..compiling.checker import check
+        from ..compiling.compiler import Compiler
+        from ..loading.loader import read_ruleset
+        ruleset = read_ruleset(root, {str(path): text})
+        check(ruleset)
+        analyse(ruleset)
+        Compiler(ruleset).compile(lazy=False, analysed=True)

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import InputError, UmpireError, diagnostics
-from ..model.values import show
 
 EXAMPLES = """\
 examples (the shipped rulesets are the folders under rulesets/):
@@ -63,10 +62,28 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors as JSON diagnostics too when the command line asks for --json, and an
+    unknown option reported with the usage of the subcommand it was given to (not the top-level one)."""
+
+    json_wanted = False
+
+    def error(self, message):
+        if Parser.json_wanted:
+            d = diagnostics(InputError(f"{self.prog}: {message}", hint=f"`{self.prog} --help` lists its options"))
+            print(json.dumps({"ok": False, "exit": 2, "diagnostics": [dict(x, code="usage") for x in d]}, indent=2))
+        super().error(message)
+
+
 def _run(argv) -> tuple[int, bool]:
     """(exit code, whether the command was a short one): the garbage collector stays off for short ones."""
+    words = sys.argv[1:] if argv is None else list(argv)
+    Parser.json_wanted = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        commands = getattr(parser, "commands", {})
+        (commands.get(getattr(args, "command", None)) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "command", None):
         parser.print_help()
         return 2, False
@@ -119,12 +136,13 @@ def _report_json(args, error: BaseException, exit_code: int) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="umpire",
         description="Adjudicate tactical wargame rules written as data: tables, modifier stacks and procedures.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"umpire {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    p.commands = sub.choices        # each subcommand's parser, by name (its own usage on an unknown option)
 
     def overlay_option(sp):
         """The options of every command that reads a ruleset."""
@@ -142,9 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     lst = sub.add_parser("list", help="list procedures, their inputs and rule references, tables and stacks",
                          description="Show what a ruleset defines.")
-    lst.add_argument("ruleset")
+    lst.add_argument("ruleset", help="the ruleset folder")
     overlay_option(lst)
-    lst.add_argument("--json", action="store_true")
+    lst.add_argument("--json", action="store_true", help="print what the ruleset defines as JSON")
     lst.set_defaults(func=cmd_list)
 
     r = sub.add_parser("resolve", help="run one adjudication from a situation file",
@@ -159,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the short trace a player checks against the book: cited steps, rolls, lookups, "
                              "applied modifiers, decisions and results")
     r.add_argument("--json", action="store_true", help="print the result and the trace as JSON")
+    r.add_argument("--full", action="store_true",
+                   help="print every field of each record of the result (by default a list of units is shown as "
+                        "what changed, before -> after)")
     r.add_argument("--no-trace", action="store_true",
                    help="with --json, leave the trace out (the result, dice and seed only: a few hundred bytes)")
     r.set_defaults(func=cmd_resolve)
@@ -169,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     overlay_option(t)
     t.add_argument("-k", dest="pattern", help="only cases whose id or title contains this text")
     t.add_argument("-v", "--verbose", action="store_true", help="list every case, not only failures")
-    t.add_argument("--json", action="store_true")
+    t.add_argument("--json", action="store_true", help="print every case's outcome and the problems found as JSON")
     t.set_defaults(func=cmd_test)
 
     ca = sub.add_parser("cache", help="where the on-disk load cache is and how big; --clear empties it",
@@ -177,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "keyed by the files' contents, so the next command starts fast. It is always "
                                     "safe to clear (or to delete the folder): entries are rebuilt when needed.")
     ca.add_argument("--clear", action="store_true", help="remove every entry")
+    ca.add_argument("--json", action="store_true", help="print the folder, its entries, size and state as JSON")
     ca.set_defaults(func=cmd_cache)
 
     from ..web import add_serve_command
@@ -265,17 +287,21 @@ def cmd_list(args) -> int:
 
 def cmd_resolve(args) -> int:
     from ..api import load_situation, outcome_json, run_situation
+    from ..tools.reports import changed_fields
+    from .results import render_outcome
     s = load_situation(args.situation, tuple(args.overlays))
     outcome = run_situation(s, seed=args.seed, trace=True)
     if args.no_trace and not args.json:
         raise InputError("--no-trace goes with --json (without --json no trace is printed unless --explain or --brief)")
     if args.json:
         data = outcome_json(s, outcome)
+        if outcome.status == "ok":
+            data["changes"] = changed_fields(s.args, outcome.value)
         if args.no_trace:
             del data["trace"]
         print(json.dumps(data, indent=2))
     else:
-        print(render_outcome(s, outcome, args.explain or args.brief, args.brief))
+        print(render_outcome(s, outcome, args.explain or args.brief, args.brief, args.full))
     for w in outcome.warnings:
         print(str(w).replace(": error: ", ": warning: ", 1) if w.position else f"warning: {w.message}",
               file=sys.stderr)
@@ -286,65 +312,33 @@ def cmd_resolve(args) -> int:
 def cmd_cache(args) -> int:
     from ..loading import cache as load_cache
     where = load_cache.location()
+    data: dict = {"folder": str(where) if where is not None else None}
     if where is None:
-        print("no cache folder: set UMPIRE_CACHE_DIR (there is no home folder to put it in)")
-        return 0
-    if args.clear:
+        text = "no cache folder: set UMPIRE_CACHE_DIR (there is no home folder to put it in)"
+        data.update(state="none", entries=0, bytes=0)
+    elif args.clear:
         count, size = load_cache.clear()
-        print(f"{where}: removed {count} entries ({size / 1e6:.1f} MB)")
-        return 0
-    found = load_cache.entries()
-    size = sum(st.st_size for _, st in found)
-    state = "off (UMPIRE_CACHE=off)" if load_cache.folder() is None else "on"
-    print(f"{where}: {len(found)} entries, {size / 1e6:.1f} MB; the cache is {state}; "
-          f"kept under {load_cache.MAX_FOLDER_BYTES / 1e6:.0f} MB (least recently used entries go first)")
-    return 0
-
-
-def render_outcome(s, outcome, explain: bool, brief: bool = False) -> str:
-    from ..runtime.trace import brief_events
-    from ..runtime.trace import explain as render_trace
-    lines = []
-    title = s.title or Path(s.file).stem
-    lines.append(title + (f"  [{s.source}]" if s.source else ""))
-    lines.append(f"procedure: {s.procedure.name}" + (f"  [{s.procedure.cite}]" if s.procedure.cite else ""))
-    if explain and outcome.trace is not None:
-        lines.append("")
-        lines.append(render_trace(brief_events(outcome.trace.events) if brief else outcome.trace.events))
-        lines.append("")
-    if outcome.status == "ok":
-        lines.append("result:")
-        lines.extend(render_value(outcome.value, "  "))
-    elif outcome.status == "refused":
-        lines.append(f"refused: {outcome.reason}" + (f"  [{outcome.citation}]" if outcome.citation else ""))
+        data.update(state="cleared", removed=count, bytes_removed=size)
+        text = f"{where}: removed {count} entries ({size / 1e6:.1f} MB)"
     else:
-        lines.append(str(outcome.reason))
-    dice = " ".join(show(tuple(d)) if len(d) > 1 else str(d[0]) for d in outcome.dice)
-    lines.append(f"dice: {dice or 'none rolled'}" + (f"   (seed {outcome.seed} for rolls beyond the given dice)"
-                                                      if outcome.seed is not None and len(outcome.dice) > len(s.dice)
-                                                      else ""))
-    return "\n".join(lines)
-
-
-def render_value(value, indent: str) -> list[str]:
-    from ..model.values import Record
-    if isinstance(value, Record) and not (set(value) >= {"code", "text"} and len(value) <= 3):
-        out = []
-        for k, v in value.items():
-            if isinstance(v, Record) and not (set(v) >= {"code", "text"} and len(v) <= 3) and len(show(v)) > 60:
-                out.append(f"{indent}{k}:")
-                out.extend(render_value(v, indent + "  "))
-            else:
-                out.append(f"{indent}{k}: {show(v)}")
-        return out
-    return [f"{indent}{show(value)}"]
+        found = load_cache.entries()
+        size = sum(st.st_size for _, st in found)
+        refused = load_cache.refusal(where)
+        state = ("off (UMPIRE_CACHE=off)" if load_cache.folder() is None and refused is None else
+                 f"not used: the folder {refused}" if refused is not None else "on")
+        data.update(state="refused" if refused else "off" if state.startswith("off") else "on", refused=refused,
+                    entries=len(found), bytes=size, max_bytes=load_cache.MAX_FOLDER_BYTES)
+        text = (f"{where}: {len(found)} entries, {size / 1e6:.1f} MB; the cache is {state}; "
+                f"kept under {load_cache.MAX_FOLDER_BYTES / 1e6:.0f} MB (least recently used entries go first)")
+    print(json.dumps(dict(data, ok=True), indent=2) if args.json else text)
+    return 0
 
 
 def cmd_test(args) -> int:
     from ..errors import ErrorCollector
     from ..tools.testing import collect, load_cases, run_case
     target = Path(args.ruleset)
-    cases = load_cases(target) if target.is_file() else collect(target)
+    cases = load_cases(target) if target.exists() and not target.is_dir() else collect(target)   # a FIFO is refused there
     for c in cases:
         c.overlays = c.overlays + tuple(args.overlays)
     if args.pattern:

@@ -26,11 +26,26 @@ def plot_path(text: str) -> str:
     return text
 
 
-def _distribution_options(p, what: str) -> None:
-    """Options shared by the commands that report a distribution of outcomes."""
+def by_option(p) -> None:
+    """--by, the same on odds, simulate and diff."""
     p.add_argument("--by", action="append", default=[], metavar="FIELD|EXPR",
                    help="group by a result field (result, units.G1.state) or an expression over the result's fields "
                         "('count(u for u in units if u.state == \"broken\")'); repeatable; default: the whole result")
+
+
+def dice_options(p) -> None:
+    """--all-dice and --keep-dice, the same on odds, simulate and diff: the situation's dice stay by default."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--all-dice", action="store_true",
+                   help="ignore the dice listed in the situation and enumerate (or roll) every die")
+    g.add_argument("--keep-dice", action="store_true",
+                   help="keep the dice listed in the situation fixed (the default; dice it does not list are "
+                        "enumerated or rolled)")
+
+
+def _distribution_options(p, what: str) -> None:
+    """Options shared by the commands that report a distribution of outcomes."""
+    by_option(p)
     p.add_argument("--json", action="store_true", help=f"print the {what} as JSON")
     p.add_argument("--plot", metavar="FILE.png", type=plot_path,
                    help="draw it as a bar chart (needs matplotlib); .png, .svg or .pdf")
@@ -40,11 +55,10 @@ def add_odds_commands(sub, overlay_option) -> None:
     o = sub.add_parser("odds", help="exact odds of every outcome of a situation",
                        description="Enumerate every roll the procedure makes (keeping individual dice) and "
                                    "print each outcome's exact probability. Dice given in the situation stay fixed.")
-    o.add_argument("situation")
+    o.add_argument("situation", help="a situation YAML file")
     overlay_option(o)
     _distribution_options(o, "exact distribution")
-    o.add_argument("--all-dice", action="store_true",
-                   help="ignore the dice listed in the situation and enumerate every roll")
+    dice_options(o)
     o.add_argument("--budget", type=positive_int, default=None,
                    help="most live states to keep apart at any point before refusing (default 200,000); "
                         "the steps of work in all are bounded at 50 times this")
@@ -52,7 +66,7 @@ def add_odds_commands(sub, overlay_option) -> None:
 
     s = sub.add_parser("simulate", help="Monte Carlo estimate of a situation's outcomes",
                        description="Run the situation many times with seeded dice and count each outcome.")
-    s.add_argument("situation")
+    s.add_argument("situation", help="a situation YAML file")
     overlay_option(s)
     s.add_argument("-n", "--runs", type=runs_count, default=10_000,
                    help="number of runs (default 10,000; at most 10,000,000)")
@@ -60,8 +74,7 @@ def add_odds_commands(sub, overlay_option) -> None:
     s.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="share the runs among N processes; the same seed gives the same counts whatever N is "
                         "(runs go in blocks of 1,000, each with its own stream drawn from the seed)")
-    s.add_argument("--all-dice", action="store_true",
-                   help="ignore the dice listed in the situation and roll every die (as odds --all-dice)")
+    dice_options(s)
     _distribution_options(s, "estimated distribution, with standard errors")
     s.set_defaults(func=cmd_simulate)
 

@@ -12,7 +12,7 @@ def add_overlay_commands(sub, overlay_option) -> None:
     c = sub.add_parser("charts", help="list every table's unknown cells; --template writes a fill-in overlay",
                        description="Show which chart cells the rulebook does not print. With --template, print an "
                                    "overlay listing exactly those cells, to fill in from your own player aids.")
-    c.add_argument("ruleset")
+    c.add_argument("ruleset", help="the ruleset folder")
     overlay_option(c)
     c.add_argument("--template", nargs="*", metavar="TABLE", default=None,
                    help="print a fill-in chart overlay: each table (these, or every one with an unknown cell or an "
@@ -21,20 +21,21 @@ def add_overlay_commands(sub, overlay_option) -> None:
                    help="the template as a YAML overlay (default) or as CSV for a spreadsheet (read back with "
                         "--with FILE.csv)")
     c.add_argument("--table", action="append", default=[], help="only this table (repeatable)")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="print each table's unknown cells as JSON")
     c.set_defaults(func=cmd_charts)
 
     d = sub.add_parser("diff", help="what overlays change, and (with --situation) how the odds move",
                        description="List the changes the overlays make to the base ruleset, grouped by table, "
                                    "stack, procedure and catalogue. With --situation, compare exact outcome "
                                    "distributions before and after.")
-    d.add_argument("ruleset")
+    d.add_argument("ruleset", help="the base ruleset folder (compared with itself under the overlays)")
     overlay_option(d)
-    d.add_argument("--situation", help="a situation to compare before and after")
-    d.add_argument("--by", action="append", default=[], metavar="FIELD", help="group outcomes by a result field")
-    d.add_argument("--keep-dice", action="store_true",
-                   help="keep the dice listed in the situation fixed (by default every roll is enumerated)")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--situation", help="a situation file whose exact outcome shares are compared before and after")
+    from .odds import by_option, dice_options
+    by_option(d)
+    dice_options(d)
+    d.add_argument("--json", action="store_true", help="print the changes (each field before and after) and the "
+                                                        "outcome shares as JSON")
     d.set_defaults(func=cmd_diff)
 
 
@@ -89,7 +90,7 @@ def cmd_charts(args) -> int:
 
 def cmd_diff(args) -> int:
     from ..tools.reports import overlay_diff
-    data = overlay_diff(args.ruleset, tuple(args.overlays), args.situation, args.by, args.keep_dice)
+    data = overlay_diff(args.ruleset, tuple(args.overlays), args.situation, args.by, args.all_dice)
     if args.json:
         print(json.dumps(data, indent=2))
     else:
@@ -103,7 +104,7 @@ def diff_text(data: dict, situation, by) -> str:
     for group in ("tables", "stacks", "procedures", "catalogues"):
         if group in data["changes"]:
             lines.append(f"{group}:")
-            lines += [f"  {c['name']}: {c['change']}   ({c['from']})" for c in data["changes"][group]]
+            lines += [f"  {c['name']}: {c['text']}   ({c['from']})" for c in data["changes"][group]]
     if not lines:
         lines.append("the overlays change nothing")
     if "outcomes" in data:

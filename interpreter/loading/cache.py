@@ -17,7 +17,11 @@ so an upgrade or an edit to the interpreter never reads an older entry.
 Contents are hashed, never trusted by modification time.
 
 An entry is one file: a header line (format, kind, key, file table, SHA-256
-of the body) and a JSON body (loading/codec.py: data only, no pickle). A
+of the body) and a JSON body (loading/codec.py: data only, no pickle). The header carries a MAC
+(HMAC-SHA256 keyed by a random per-user secret, ``secret.key`` in the folder, 0600), so only
+entries this user's Umpire wrote are read: one planted or edited by anyone who cannot read the
+secret is a miss. The folder is created 0700 and refused (the command runs without the cache,
+with a warning) when it belongs to another user or its group or others may write it. A
 missing, truncated, corrupt or foreign entry fails its checks and is rebuilt;
 entries are written to a temporary file in the same folder and renamed into
 place, so a reader never sees half an entry and two writers cannot mix
@@ -32,16 +36,19 @@ turns the cache off.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
 from .. import __version__
 from ..reading import shipped
+from ..reading.source import read_regular
 
-FORMAT = 1
-"""Changes whenever the layout of an entry or of the encoded model changes."""
+FORMAT = 2
+"""Changes whenever the layout of an entry or of the encoded model changes (2: entries carry a MAC)."""
 
 MAX_ENTRY_BYTES = 64_000_000
 """Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""
@@ -65,10 +72,103 @@ def set_disabled(disabled: bool) -> bool:
 
 
 def folder() -> Path | None:
-    """The cache folder, or None when the cache is turned off."""
+    """The cache folder, or None when the cache is turned off or its folder is refused (``refusal``)."""
     if _disabled_here or os.environ.get("UMPIRE_CACHE", "").strip().lower() in _OFF_WORDS:
         return None
-    return location()
+    base = location()
+    if base is None or refusal(base) is not None:
+        return None
+    return base
+
+
+SECRET_NAME = "secret.key"
+"""The per-user secret in the cache folder (0600, random): every entry carries a MAC keyed by it."""
+
+_refusals: dict = {}     # folder -> why it is not used (None: it is fine), once per process
+_secrets: dict = {}      # folder -> its secret, once read
+
+
+def refusal(base: Path) -> str | None:
+    """Why the folder may not be used as this user's cache, or None if it may (or does not exist yet).
+
+    Refused: a folder owned by another user, or one that the group or others may write (they could plant or
+    swap entries), or something that is not a folder. Said once on standard error; Umpire then works without
+    the cache."""
+    key = str(base)
+    if key in _refusals:
+        return _refusals[key]
+    why = None
+    try:
+        st = os.stat(base)
+    except OSError:
+        return None          # missing (created 0700 by the first write, checked again then) or unreachable
+    else:
+        if not stat.S_ISDIR(st.st_mode):
+            why = "is not a folder"
+        elif hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+            why = f"belongs to another user (uid {st.st_uid})"
+        elif st.st_mode & 0o022:
+            why = (f"may be written by {'its group' if st.st_mode & 0o020 else 'other users'} "
+                   f"(mode {stat.S_IMODE(st.st_mode):o})")
+    _refusals[key] = why
+    if why is not None:
+        print(f"umpire: warning: the load cache folder {base} {why}, so it is not used (the command runs without "
+              f"the cache); make it yours with mode 700 (chmod 700 '{base}'), or set UMPIRE_CACHE_DIR to another "
+              "folder", file=sys.stderr)
+    return why
+
+
+def _secret(base: Path, create: bool) -> bytes | None:
+    """The folder's secret (created 0600 when ``create`` and missing), or None when there is none to trust:
+    a secret that is not a regular file of this user's, readable only by them, is never used."""
+    found = _secrets.get(str(base))
+    if found is not None:
+        return found
+    path = base / SECRET_NAME
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    for _ in range(2):
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            except FileExistsError:
+                continue            # another process made it first: read theirs
+            except OSError:
+                return None
+            try:
+                secret = os.urandom(32)
+                os.write(fd, secret)
+            finally:
+                os.close(fd)
+            _secrets[str(base)] = secret
+            return secret
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if (not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077
+                    or (hasattr(os, "geteuid") and st.st_uid != os.geteuid())):
+                return None
+            secret = os.read(fd, 64)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if len(secret) != 32:
+            return None
+        _secrets[str(base)] = secret
+        return secret
+    return None
+
+
+def _mac(secret: bytes, header: dict) -> str:
+    """The MAC of an entry's header (which holds the SHA-256 of its body, so it covers the whole entry)."""
+    fields = {k: v for k, v in header.items() if k != "mac"}
+    return hmac.new(secret, json.dumps(fields, sort_keys=True, separators=(",", ":")).encode("utf-8",
+                    "surrogatepass"), hashlib.sha256).hexdigest()
 
 
 def location() -> Path | None:
@@ -99,7 +199,7 @@ def environment_key() -> str:
             sources += sorted(shipped.folder(extra, _PACKAGE).glob("*"))
         for path in sources:
             try:
-                data = path.read_bytes()
+                data = read_regular(path, 1 << 26)
             except OSError:
                 data = b"?"
             _update(h, path.name, data)
@@ -135,8 +235,7 @@ def read(kind: str, key: str) -> tuple[list[str], str, list[bytes]] | None:
         return None
     try:
         path = _entry_path(base, kind, key)
-        with open(path, "rb") as f:
-            raw = f.read(MAX_ENTRY_BYTES + 1)
+        raw = read_regular(path, MAX_ENTRY_BYTES)    # a FIFO or device at an entry's name is no entry
         if kind == "ruleset":
             _mark_used(path)
         if len(raw) > MAX_ENTRY_BYTES:
@@ -148,6 +247,10 @@ def read(kind: str, key: str) -> tuple[list[str], str, list[bytes]] | None:
         if (not isinstance(header, dict) or header.get("umpire_cache") != FORMAT or header.get("kind") != kind
                 or header.get("key") != key or header.get("sha256") != hashlib.sha256(body).hexdigest()):
             return None
+        secret = _secret(base, create=False)
+        if secret is None or not isinstance(header.get("mac"), str) or \
+                not hmac.compare_digest(header["mac"], _mac(secret, header)):
+            return None     # not written by this user's Umpire: whatever it says, it is not used
         files = header.get("files")
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             return None
@@ -170,14 +273,23 @@ def write(kind: str, key: str, files: list[str], main: str, extra: list[str] = (
     import tempfile
     tmp = None
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        if not base.is_dir():
+            base.parent.mkdir(parents=True, exist_ok=True)
+            base.mkdir(mode=0o700, exist_ok=True)
+            _refusals.pop(str(base), None)
+        if refusal(base) is not None:
+            return False
+        secret = _secret(base, create=True)
+        if secret is None:
+            return False
         lines = [main, *extra]
         if any("\n" in line for line in lines):
             return False
         data = "\n".join(lines).encode("utf-8", "surrogatepass")
-        header = json.dumps({"umpire_cache": FORMAT, "kind": kind, "key": key, "files": files,
-                             "lines": len(lines), "sha256": hashlib.sha256(data).hexdigest()},
-                            separators=(",", ":"))
+        fields = {"umpire_cache": FORMAT, "kind": kind, "key": key, "files": files,
+                  "lines": len(lines), "sha256": hashlib.sha256(data).hexdigest()}
+        fields["mac"] = _mac(secret, fields)
+        header = json.dumps(fields, separators=(",", ":"))
         fd, tmp = tempfile.mkstemp(prefix=f".{kind}-", suffix=".tmp", dir=base)
         with os.fdopen(fd, "wb") as f:
             f.write(header.encode("utf-8", "surrogatepass") + b"\n" + data)

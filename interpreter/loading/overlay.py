@@ -19,7 +19,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..errors import ErrorCollector, InputError, Position, did_you_mean
-from ..model.ruleset import Change, Ruleset
+from ..model.ruleset import Change, Ruleset, shown
 from ..model.tables import UNKNOWN, Axis, parse_band
 from ..model.values import exact, freeze, show
 from ..reading import syntax as ast
@@ -105,7 +105,8 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
         _keep_revealed(table, new, doc, path)
         r.tables[name] = new
         log.append(Change("tables", name, f"replaced the whole table ({new.known_count} of {new.size} cells known)",
-                          doc.at(path)))
+                          doc.at(path), "replaced table", None,
+                          (("known cells", table.known_count, new.known_count),)))
         return
     _only(c, {"table", "set_cells", "grid", "rows", "columns"}, doc, path,
           "a table's cells (set_cells or grid, with the card's rows or columns)")
@@ -171,6 +172,7 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
                 continue
             cells.append((ri, ci, v, doc.at(gpath + (j,))))
     changed = 0
+    filled = []      # (cell label, before, after)
     for ri, ci, raw, pos in cells:
         if _blank(raw):
             continue
@@ -189,11 +191,16 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
             raise _contradiction(label, value, old, table.sources.get((ri, ci)), pos)
         _claim(touched, ("tables", name, table.rows.label(ri), table.columns.label(ci) if table.columns else None),
                pos, label)
+        filled.append((label, None if old is UNKNOWN else old, value))
         table.cells[ri][ci] = value
         table.sources[(ri, ci)] = f"overlay {Path(pos.file).name}"
         table.origins[(ri, ci)] = pos
         changed += 1
-    log.append(Change("tables", name, f"{changed} cell(s) filled", doc.at(path)))
+    shown_cells = "; ".join(f"{cell}: {show(b) if b is not None else 'unknown'} -> {show(a)}" for cell, b, a in filled[:3])
+    log.append(Change("tables", name, f"{changed} cell(s) filled" + (f" ({shown_cells}" + (", ...)" if changed > 3
+                                                                                              else ")")
+                                                                     if filled else ""),
+                      doc.at(path), "filled cells", None, tuple(filled)))
 
 
 def result_codes(table) -> str:
@@ -386,10 +393,8 @@ def read_chart_csv(path, text: str | None = None) -> Document:
     then its values). Blank lines and lines starting with # are notes. Every value keeps its line:column."""
     file = str(path)
     if text is None:
-        try:
-            text = Path(path).read_text(encoding="utf-8-sig")
-        except OSError as e:
-            raise InputError(f"cannot read {file}: {e.strerror}", Position(file)) from None
+        from ..reading.source import read_text
+        text = read_text(path)        # a regular file only; a byte-order mark dropped
     sep = "\t" if file.lower().endswith(".tsv") else ","
     doc = Document(file, None, text=text)
     pos = doc.positions
@@ -590,7 +595,9 @@ def _stack_change(r: Ruleset, doc, path, c, touched, log) -> None:
         _claim(touched, ("stacks", name, spec["id"]), doc.at(path), f"modifier '{spec['id']}' of stack '{name}'")
         stack.modifiers.insert(at, built)
         log.append(Change("stacks", name, f"added modifier {spec['id']} = {built.text.get('value')}"
-                          + (f" when {built.text['when']}" if "when" in built.text else ""), doc.at(path)))
+                          + (f" when {built.text['when']}" if "when" in built.text else ""), doc.at(path),
+                          "added modifier", spec["id"],
+                          tuple((k, None, built.text[k]) for k in ("value", "when", "times") if k in built.text)))
     elif "modify" in c:
         _only(c, {"stack", "modify", "set"}, doc, path, "modify (change a modifier)")
         i = index_of(c["modify"], "modify")
@@ -602,6 +609,7 @@ def _stack_change(r: Ruleset, doc, path, c, touched, log) -> None:
                              did_you_mean(bad[0], _MODIFIER_FIELDS))
         _claim(touched, ("stacks", name, m.id), doc.at(path), f"modifier '{m.id}' of stack '{name}'")
         changes = {}
+        before = {k: (m.text.get(k) if k in ("value", "when", "times") else getattr(m, k, None)) for k in fields}
         for k, v in fields.items():
             if k in ("value", "when", "times"):
                 changes[k] = yaml_expression(doc, path + ("set", k), v)
@@ -613,14 +621,19 @@ def _stack_change(r: Ruleset, doc, path, c, touched, log) -> None:
         for k, v in changes.items():
             setattr(m, k, v)
         m.origin = doc.at(path)
-        log.append(Change("stacks", name, f"changed modifier {m.id}: " + ", ".join(f"{k} = {v}" for k, v in fields.items()),
-                          doc.at(path)))
+        log.append(Change("stacks", name, f"changed modifier {m.id}: "
+                          + ", ".join(f"{k} {shown(before[k]) or 'none'} -> {shown(v)}" for k, v in fields.items()),
+                          doc.at(path), "changed modifier", m.id,
+                          tuple((k, before[k], v) for k, v in fields.items())))
     elif "remove" in c:
         _only(c, {"stack", "remove"}, doc, path, "remove (a modifier)")
         i = index_of(c["remove"], "remove")
         _claim(touched, ("stacks", name, c["remove"]), doc.at(path), f"modifier '{c['remove']}' of stack '{name}'")
+        gone = stack.modifiers[i]
         del stack.modifiers[i]
-        log.append(Change("stacks", name, f"removed modifier {c['remove']}", doc.at(path)))
+        log.append(Change("stacks", name, f"removed modifier {c['remove']}", doc.at(path), "removed modifier",
+                          c["remove"], tuple((k, gone.text[k], None) for k in ("value", "when", "times")
+                                             if k in gone.text)))
     elif "set" in c:
         _only(c, {"stack", "set"}, doc, path, "a stack's settings")
         fields = c["set"]
@@ -629,6 +642,8 @@ def _stack_change(r: Ruleset, doc, path, c, touched, log) -> None:
             raise InputError(f"a stack has no setting '{bad[0]}'", doc.key_at(path + ("set", bad[0])),
                              did_you_mean(bad[0], _STACK_SETTINGS) or "settings: " + ", ".join(sorted(_STACK_SETTINGS)))
         _claim(touched, ("stacks", name, "$settings"), doc.at(path), f"the settings of stack '{name}'")
+        before = {k: ({"min": stack.limit_min, "max": stack.limit_max} if k == "limits" else getattr(stack, k, None))
+                  for k in fields}
         for k, v in fields.items():
             if k == "limits":
                 stack.limit_min, stack.limit_max = (v or {}).get("min"), (v or {}).get("max")
@@ -636,8 +651,10 @@ def _stack_change(r: Ruleset, doc, path, c, touched, log) -> None:
                 stack.cite = r.cite(v)
             else:
                 setattr(stack, k, v)
-        log.append(Change("stacks", name, "settings: " + ", ".join(f"{k} = {v}" for k, v in fields.items()),
-                          doc.at(path)))
+        log.append(Change("stacks", name, "settings: "
+                          + ", ".join(f"{k} {shown(before[k]) or 'none'} -> {shown(v) or 'none'}"
+                                      for k, v in fields.items()),
+                          doc.at(path), "changed settings", None, tuple((k, before[k], v) for k, v in fields.items())))
     else:
         raise InputError(f"say what to change in stack '{name}': add, modify, remove or set", doc.at(path))
 
@@ -652,6 +669,7 @@ def _catalogue_change(r: Ruleset, doc, path, c, touched, log) -> None:
     entry = str(c["entry"])
     fields = freeze(c["set"])
     _claim(touched, ("catalogues", cat.name, entry), doc.at(path), f"entry '{entry}' of catalogue '{cat.name}'")
+    old_entry = cat.entries.get(entry)
     if entry in cat.entries:
         cat.entries[entry] = cat.entries[entry].updated(dict(fields))
         what = "changed"
@@ -659,8 +677,11 @@ def _catalogue_change(r: Ruleset, doc, path, c, touched, log) -> None:
         cat.entries[entry] = fields
         what = "added"
     cat.entry_positions[entry] = doc.at(path)
+    was = {k: (old_entry.get(k) if old_entry is not None else None) for k in fields}
     log.append(Change("catalogues", cat.name, f"{what} entry {entry}: "
-                      + ", ".join(f"{k} = {show(v)}" for k, v in fields.items()), doc.at(path)))
+                      + ", ".join(f"{k} {show(was[k]) if was[k] is not None else 'none'} -> {show(v)}"
+                                  for k, v in fields.items()), doc.at(path),
+                      f"{what} entry", entry, tuple((k, was[k], v) for k, v in fields.items())))
 
 
 # ---- procedures ----------------------------------------------------------------------------
@@ -680,7 +701,7 @@ def _add_procedures(r: Ruleset, doc, path, c, touched, log) -> None:
         _claim(touched, ("procedures", p.name), p.pos, f"procedure '{p.name}'")
     add_procedures(r, procedures)
     for p in procedures:
-        log.append(Change("procedures", p.name, "added procedure", p.pos))
+        log.append(Change("procedures", p.name, "added procedure", p.pos, "added procedure"))
 
 
 def _procedure_change(r: Ruleset, doc, path, c, touched, log) -> None:
@@ -714,7 +735,8 @@ def _procedure_change(r: Ruleset, doc, path, c, touched, log) -> None:
     words = {"replace_step": "replaced", "insert_before": "inserted before", "insert_after": "inserted after",
              "remove_step": "removed"}[action]
     log.append(Change("procedures", name, f"{words} step @{label}"
-                      + (f" ({len(steps)} statement(s))" if steps else ""), doc.at(path)))
+                      + (f" ({len(steps)} statement(s))" if steps else ""), doc.at(path), f"{words} step",
+                      "@" + label))
 
 
 def _labels(body) -> list[str]:

@@ -131,8 +131,29 @@ class Change:
 
     group: str          # "tables", "stacks", "catalogues", "procedures"
     name: str
-    what: str
+    what: str           # the change in words (umpire diff's line)
     origin: Position
+    action: str = ""    # the same as data: what was done ("changed modifier", "filled cells", "set", ...)
+    item: str | None = None     # to which part (a modifier's id, a catalogue entry), if not the whole
+    fields: tuple = ()  # (field, before, after) for each value it changed; None for "not there"
+
+    def as_json(self) -> dict:
+        """The change as data: its action, item and each field's value before and after (as text)."""
+        return {"action": self.action, "item": self.item,
+                "fields": [{"field": f, "before": shown(b), "after": shown(a)} for f, b, a in self.fields]}
+
+
+def shown(value) -> str | None:
+    """A setting's value as a player reads it: limits {max: 4} as 'max 4'; None stays None (not there)."""
+    from .values import show
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        parts = [f"{k} {shown(v)}" for k, v in value.items() if v is not None]
+        return ", ".join(parts) if parts else "none"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(shown(v) or "none" for v in value)
+    return show(value) if not isinstance(value, str) else value
 
 
 @dataclass

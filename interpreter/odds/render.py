@@ -20,6 +20,7 @@ def render(report: Report, title: str, width: int = 30) -> str:
     real = [r for r in report.rows if not r[0].startswith(NEEDS_CHART)]
     gaps = [r for r in report.rows if r[0].startswith(NEEDS_CHART)]
     rows = real + gaps
+    frac_w = max(12, max((len(str(p)) for _, p, _ in rows), default=0))
     for i, (label, p, se) in enumerate(rows):
         if gaps and i == len(real):
             share = report.needs_chart()
@@ -27,13 +28,16 @@ def render(report: Report, title: str, width: int = 30) -> str:
                          + (f" ({share}) " if report.exact else " ") + "(not a result: supply the chart to resolve)")
         pct = float(p) * 100
         bar = "█" * int(round(pct / 100 * width))
+        if len(label) > label_w:       # a long label on a line of its own: the numbers stay in their columns
+            lines.append(f"  {label}")
+            label = ""
         if report.exact:
-            lines.append(f"  {label:<{label_w}}  {str(p):>12}  {pct:6.2f}%  {bar}")
+            lines.append(f"  {label:<{label_w}}  {str(p):>{frac_w}}  {pct:6.2f}%  {bar}")
         else:
             lines.append(f"  {label:<{label_w}}  {pct:6.2f}% ± {se * 100:4.2f}  {bar}")
     if report.exact:
-        work = (f"{report.paths:,} statement runs, at most {report.states:,} live states" if report.states
-                else f"{report.paths:,} paths")
+        work = (f"{report.paths:,} paths through the dice, at most {report.states:,} live states" if report.states
+                else f"{report.paths:,} paths through the dice")
         if gaps:
             lines.insert(len(real) + 1, f"  real outcomes: {float(report.total - report.needs_chart()) * 100:.2f}%"
                                         f" ({report.total - report.needs_chart()})")

@@ -16,7 +16,9 @@ not finite or have absurdly many digits are refused with their position.
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,24 +104,76 @@ def _mark_position(file: str, mark) -> Position:
     return Position(file, mark.line + 1, mark.column + 1) if mark else Position(file)
 
 
+class NotARegularFile(OSError):
+    """A path that names something other than a regular file (a FIFO, a device, a socket): never opened for
+    reading, since reading one can block forever or never end."""
+
+    def __init__(self, path, what: str):
+        super().__init__(f"{path} is {what}, not a regular file")
+        self.what = what
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of a regular file (a symbolic link to one is read as the file it names).
+
+    Anything else is refused before it is opened (``IsADirectoryError``, ``NotARegularFile``): the path is
+    checked with stat, then opened without blocking (a FIFO swapped in after the check cannot make the open
+    wait for a writer) and checked again on the open file itself, so what is read is what was checked."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(str(path))
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(path, file_kind(mode))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(path, file_kind(mode))
+        os.set_blocking(fd, True)
+        chunks, got = [], 0
+        while got <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_bytes(path: Path | str) -> bytes:
-    """A file's bytes, refused with a plain error if it is missing, a folder, unreadable or too large.
+    """A file's bytes, refused with a plain error if it is missing, a folder, not a regular file (a FIFO, a
+    device), unreadable or too large.
 
     `umpire set` edits bytes (keeping every byte it was not asked to change) and loading reads text:
     both come through here, so they refuse the same files with the same words.
     """
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if p.is_dir():
-            raise IsADirectoryError
-        if size > MAX_FILE_BYTES:
+        st = p.stat()
+        size = st.st_size
+        if size > MAX_FILE_BYTES and stat.S_ISREG(st.st_mode):
             raise InputError(f"{path} is {size:,} bytes, more than the limit of {MAX_FILE_BYTES:,} bytes for one "
                              "Umpire file (limit 'file size')", Position(str(path), 1, 1),
                              hint="split it into several files; no real ruleset file comes near this size")
-        with p.open("rb") as f:
-            raw = f.read(MAX_FILE_BYTES + 1)
-        if len(raw) > MAX_FILE_BYTES:  # it grew while we looked, or is not a regular file
+        raw = read_regular(p, MAX_FILE_BYTES)
+        if len(raw) > MAX_FILE_BYTES:  # it grew while we looked
             raise InputError(f"{path} is more than the limit of {MAX_FILE_BYTES:,} bytes for one Umpire file "
                              "(limit 'file size')", Position(str(path), 1, 1))
         return raw
@@ -127,6 +181,9 @@ def read_bytes(path: Path | str) -> bytes:
         raise InputError(f"no such file: {path}") from None
     except IsADirectoryError:
         raise InputError(f"expected a file but found a folder: {path}") from None
+    except NotARegularFile as e:
+        raise InputError(f"{path} is {e.what}, not a regular file: Umpire reads only regular files",
+                         Position(str(path)), hint="give the path of the file itself") from None
     except PermissionError:
         raise InputError(f"cannot read {path}: permission denied") from None
     except OSError as e:
@@ -150,10 +207,17 @@ def referenced_file(base: Path | str, name: str, position: Position | None, what
     """The file a document names (an overlay, a situation) relative to ``base``, or a positioned error."""
     from ..errors import did_you_mean
     path = Path(base) / name
-    if path.is_file():
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        mode = None
+    if mode is not None and stat.S_ISREG(mode):
         return path
-    if path.is_dir():
+    if mode is not None and stat.S_ISDIR(mode):
         raise InputError(f"{what} '{name}' is a folder, not a file", position)
+    if mode is not None:
+        raise InputError(f"{what} '{name}' is {file_kind(mode)}, not a regular file: Umpire reads only regular "
+                         "files", position)
     folder = path.parent
     nearby = sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
     hint = did_you_mean(path.name, nearby)

@@ -147,10 +147,11 @@ def locate_scalar(text: str, parts: list[str], file: str) -> tuple[int, int, str
     return node.start_mark.index, node.end_mark.index, node.style or ""
 
 
-def set_value(file: str, path_text: str, value_text: str, validate_fn) -> tuple[str, str]:
+def set_value(file: str, path_text: str, value_text: str, validate_fn, notes: list | None = None) -> tuple[str, str]:
     """Change one scalar in place. ``validate_fn(new_text)`` raises InputError if the result is invalid.
 
-    Returns (old text, new text) of the scalar. Nothing is written when validation fails.
+    Returns (old text, new text) of the scalar. Nothing is written when validation fails. What the user should
+    know about the write (a hard link it breaks) is added to ``notes``.
     """
     p = Path(file)
     raw = read_bytes(p)
@@ -168,24 +169,36 @@ def set_value(file: str, path_text: str, value_text: str, validate_fn) -> tuple[
     new_text = text[:start] + new_scalar + text[end:]
     validate_fn(new_text)
     # keep the file's own line endings and encoding: only the scalar's bytes change
-    write_atomically(p, raw[:len(text[:start].encode("utf-8"))] + new_scalar.encode("utf-8")
-                     + raw[len(text[:end].encode("utf-8")):])
+    found = write_atomically(p, raw[:len(text[:start].encode("utf-8"))] + new_scalar.encode("utf-8")
+                             + raw[len(text[:end].encode("utf-8")):])
+    if notes is not None:
+        notes.extend(found)
     return old, new_scalar
 
 
-def write_atomically(p: Path, data: bytes) -> None:
+def write_atomically(p: Path, data: bytes) -> list[str]:
     """Replace a file's content all at once: a temporary file in the same folder, renamed over it.
 
-    The file keeps its permissions; a read-only file is refused rather than replaced, and a
-    symbolic link is followed (the file it points to changes, the link stays).
+    The file keeps its permissions and its owner and group; a read-only file is refused rather than
+    replaced, as is anything but a regular file, and one whose owner cannot be kept (nothing is written). A
+    symbolic link is followed (the file it points to changes, the link stays). Returns notes for the user:
+    a file with other hard links is replaced by a new file, so its other names keep the old content.
     """
     target = p.resolve()
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
+        st = target.stat()
     except OSError as e:
         raise InputError(f"cannot write {p}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        from ..reading.source import file_kind
+        raise InputError(f"{p} is {file_kind(st.st_mode)}, not a regular file; nothing was written")
+    mode = stat.S_IMODE(st.st_mode)
     if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
         raise InputError(f"{p} is read-only; nothing was written", hint="make it writable first (chmod u+w)")
+    notes = []
+    if st.st_nlink > 1:
+        notes.append(f"{p} had {st.st_nlink - 1} other hard link(s): the change is a new file under this name, "
+                     "so the other names keep the old content")
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -194,6 +207,16 @@ def write_atomically(p: Path, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        if hasattr(os, "chown"):
+            tst = os.stat(tmp)
+            if (tst.st_uid, tst.st_gid) != (st.st_uid, st.st_gid):
+                try:
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                except OSError:
+                    raise InputError(f"cannot write {p} and keep its owner and group (uid {st.st_uid}, gid "
+                                     f"{st.st_gid}): the change would give the file to you; nothing was written",
+                                     hint="run as the file's owner, or copy the file and change the copy") from None
+                os.chmod(tmp, mode)      # chown may clear set-id bits
         os.replace(tmp, target)
         tmp = None
     except PermissionError:
@@ -207,3 +230,4 @@ def write_atomically(p: Path, data: bytes) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+    return notes

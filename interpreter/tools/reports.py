@@ -44,22 +44,26 @@ def simulate_json(s: Situation, runs: int, seed: int | None, by: list) -> dict:
     return report_json(simulate(s, runs, seed, list(by)), s, by)
 
 
-def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), keep_dice: bool = False,
+def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), all_dice: bool = False,
                  situation_text: str | None = None, roots=None) -> dict:
-    """What overlays change, and (with a situation) the outcome shares before and after (``umpire diff``)."""
+    """What overlays change, and (with a situation) the outcome shares before and after (``umpire diff``).
+
+    Each change is ``{"name", "text": in words, "change": {"action", "item", "fields": [{"field", "before",
+    "after"}]}, "from"}``. The situation's given dice stay fixed unless ``all_dice`` (as ``umpire odds``)."""
     if not overlays:
         raise InputError("diff compares the ruleset with overlays: add --with OVERLAY")
     r = load_ruleset(ruleset_path, tuple(overlays))
     groups: dict[str, list] = {}
     for c in r.changes:
         groups.setdefault(c.group, []).append(c)
-    data: dict = {"changes": {g: [{"name": c.name, "change": c.what, "from": str(c.origin)} for c in cs]
+    data: dict = {"changes": {g: [{"name": c.name, "text": c.what, "change": c.as_json(), "from": str(c.origin)}
+                                  for c in cs]
                               for g, cs in groups.items()}}
     if situation is not None:
         from ..odds.exact import exact_odds
         before_s = load_situation(situation, (), situation_text, roots)
         after_s = load_situation(situation, tuple(overlays), situation_text, roots)
-        if not keep_dice:
+        if all_dice:
             for sit in (before_s, after_s):
                 sit.dice, sit.dice_positions = [], []
         before = {label: p for label, p, _ in exact_odds(before_s, list(by)).rows}
@@ -69,3 +73,94 @@ def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), k
                              "change": float(after.get(label, 0)) - float(before.get(label, 0)), "stop": stop_kind(label)}
                             for label in labels]
     return data
+
+
+# ---- what an adjudication changed ------------------------------------------------------------------------------
+
+_SEARCH_DEPTH = 6
+"""How deep into the inputs and the result records with an ``id`` are looked for (the units of a situation sit
+one or two levels down; nothing deeper is a unit a player listed)."""
+
+
+def input_records(args) -> dict:
+    """Every record of the inputs that has a text ``id``, by id (the first one wins: a unit listed twice is the
+    same unit). These are the 'before' of each record of the result that has the same id."""
+    from ..model.values import Record
+    found: dict = {}
+
+    def walk(v, depth):
+        if depth > _SEARCH_DEPTH:
+            return
+        if isinstance(v, Record):
+            if isinstance(v.get("id"), str):
+                found.setdefault(v["id"], v)
+            for x in v.values():
+                walk(x, depth + 1)
+        elif isinstance(v, (tuple, list)):
+            for x in v:
+                walk(x, depth + 1)
+    for v in dict(args).values():
+        walk(v, 0)
+    return found
+
+
+def record_lists(value, at: str = "", depth: int = 0):
+    """(path, list) for each list of records in the result (nested records too), in the result's order."""
+    from ..model.values import Record
+    if depth > _SEARCH_DEPTH or not isinstance(value, Record):
+        return
+    for k, v in value.items():
+        path = f"{at}.{k}" if at else str(k)
+        if isinstance(v, tuple) and v and all(isinstance(x, Record) for x in v):
+            yield path, v
+        elif isinstance(v, Record):
+            yield from record_lists(v, path, depth + 1)
+
+
+def record_changes(before, after) -> tuple[list, list]:
+    """(changed, added) between an input record and the result's record of the same id: the fields both have
+    with different values, as (field, before, after), and the result's fields the input does not have, as
+    (field, value). The id itself is neither."""
+    changed = [(k, before[k], v) for k, v in after.items() if k != "id" and k in before and before[k] != v]
+    added = [(k, v) for k, v in after.items() if k != "id" and k not in before]
+    return changed, added
+
+
+def is_view_of_inputs(records, inputs: dict) -> bool:
+    """Whether a list of the result's records restates input records (each has the id of one and carries more
+    of the input's fields than new ones): such a list is best read as what changed."""
+    shared = new = 0
+    for r in records:
+        before = inputs.get(r.get("id")) if isinstance(r.get("id"), str) else None
+        if before is None:
+            return False
+        for k in r:
+            if k != "id":
+                if k in before:
+                    shared += 1
+                else:
+                    new += 1
+    return shared > new
+
+
+def changed_fields(args, value) -> list[dict]:
+    """What the adjudication changed, per record of the result whose id is a record of the inputs (``--json``'s
+    ``changes``; the workbench's table): ``{"at": path in the result, "id", "changed": [{"field", "before",
+    "after"}], "added": [{"field", "value"}]}``, one entry per such record with anything changed or added;
+    ``view`` says whether its list restates the inputs (then the CLI shows it as a table of changes)."""
+    from ..model.values import thaw
+    inputs = input_records(args)
+    out = []
+    for at, records in record_lists(value):
+        view = is_view_of_inputs(records, inputs)
+        for r in records:
+            rid = r.get("id")
+            before = inputs.get(rid) if isinstance(rid, str) else None
+            if before is None:
+                continue
+            changed, added = record_changes(before, r)
+            if changed or (added and view):
+                out.append({"at": at, "id": rid, "view": view,
+                            "changed": [{"field": k, "before": thaw(b), "after": thaw(a)} for k, b, a in changed],
+                            "added": [{"field": k, "value": thaw(v)} for k, v in added] if view else []})
+    return out

@@ -13,7 +13,7 @@ Endpoints (all JSON; POST bodies are JSON objects):
   POST /api/resolve    {ruleset, situation, overlays, seed}         umpire resolve --json
   POST /api/odds       {ruleset, situation, overlays, by, all_dice} umpire odds --json
   POST /api/simulate   {..., runs, seed}                            umpire simulate --json
-  POST /api/diff       {ruleset, overlays, situation?, by, keep_dice} umpire diff --json
+  POST /api/diff       {ruleset, overlays, situation?, by, all_dice | keep_dice} umpire diff --json
   POST /api/charts     {ruleset, cells, name}       filled chart cells as an overlay file (checked)
 A situation is {"shipped": NAME} or {"text": ..., "name": ...}; overlays are a list of the same.
 Errors: status 400 (input) or 422 (cannot adjudicate) with {"error": {text, diagnostics}};

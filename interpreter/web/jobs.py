@@ -217,6 +217,7 @@ def job_resolve(ws: Workspace, params: dict) -> dict:
     data["cite"] = data.get("cite")
     data["procedure_cite"] = s.procedure.cite
     data["given_dice"] = len(s.dice)
+    data["changes"] = reports.changed_fields(s.args, outcome.value) if outcome.status == "ok" else []
     brief = {id(e) for e in brief_events(outcome.trace.events)} if outcome.trace else set()
     for e, raw in zip(data["trace"], outcome.trace.events if outcome.trace else []):
         e["brief"] = id(raw) in brief
@@ -246,8 +247,10 @@ def job_diff(ws: Workspace, params: dict) -> dict:
     overlays = ws.overlays(rid, params.get("overlays") or [])
     situation, text = (ws.situation_source(rid, params["situation"]) if params.get("situation")
                        else (None, None))
-    data = reports.overlay_diff(ws.root(rid), overlays, situation, _by(params), bool(params.get("keep_dice")),
-                            text, list(ws.roots.values()))
+    # the situation's dice stay unless all_dice (as in umpire diff and odds); the page sends keep_dice: false for all
+    all_dice = bool(params["all_dice"]) if "all_dice" in params else params.get("keep_dice", True) is False
+    data = reports.overlay_diff(ws.root(rid), overlays, situation, _by(params), all_dice,
+                                text, list(ws.roots.values()))
     for changes in data["changes"].values():
         for c in changes:
             file, _, rest = c["from"].partition(":")

@@ -751,7 +751,7 @@ function drawDiff(d) {
   const max = Math.max(...rows.map(r => Math.max(frac(r.before), frac(r.after))), 0.0001);
   out.replaceChildren(h("h2", {text: "What the overlays change"}),
     groups.length ? h("div", {class: "changes"}, groups.map(([g, cs]) => h("div", {},
-      h("h3", {text: g}), h("ul", {}, cs.map(c => h("li", {}, h("code", {text: c.name}), ": ", c.change,
+      h("h3", {text: g}), h("ul", {}, cs.map(c => h("li", {}, h("code", {text: c.name}), ": ", c.text,
         h("span", {class: "from", text: c.from}))))))) : h("p", {class: "muted", text: "The overlays change nothing."}),
     rows.length ? h("h3", {text: `Outcome shares before and after${d.by && d.by.length ? "" : ""}`}) : null,
     rows.length ? h("div", {class: "table-wrap"}, h("table", {class: "diff", "data-testid": "diff-table"},
