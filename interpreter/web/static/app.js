@@ -13,6 +13,7 @@ function h(tag, attrs, ...children) {
     else if (k === "text") el.textContent = v;
     else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "style") el.style.cssText = v;     // through the DOM: the page's CSP refuses style attributes
     else el.setAttribute(k, v === true ? "" : v);
   }
   for (const c of children.flat(Infinity)) {
@@ -33,8 +34,12 @@ class ApiError extends Error {
   constructor(status, error) { super(error.text); this.status = status; this.error = error; }
 }
 
+// this tab's id: the server queues heavy work (odds, simulations) round-robin by it
+const CLIENT = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
+
 async function api(path, body) {
-  const opts = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"},
+  const opts = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json",
+                                                                   "X-Umpire-Client": CLIENT},
                                           body: JSON.stringify(body)};
   let resp;
   try { resp = await fetch(path, opts); }

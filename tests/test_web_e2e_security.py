@@ -1,0 +1,87 @@
+"""In a real headless Chromium: another site's page and a DNS-rebinding name cannot use the workbench,
+and the workbench's own page works under its strict Content-Security-Policy (interpreter/web/guard.py).
+
+Skipped, with how to install it, where Chromium is missing (as tests/test_web_e2e.py).
+"""
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import pytest
+
+from test_web_e2e import CHROMIUM, MISSING, browser, expect, open_ruleset, page, server  # noqa: F401
+
+pytestmark = pytest.mark.skipif(bool(MISSING), reason="browser test: " + "; ".join(MISSING))
+
+EVIL = b"<!doctype html><title>another site</title><p>nothing to see</p>"
+
+
+@pytest.fixture(scope="module")
+def other_site():
+    """A page on another origin (another port of 127.0.0.1), as any site the user visits could be."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(EVIL)
+
+        def log_message(self, *args):
+            pass
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+def test_another_sites_page_cannot_start_work(page, server, other_site):
+    page.goto(other_site)
+    api = server + "api/odds"
+    body = '{"ruleset": "aslsk", "situation": {"shipped": "prep_fire_fg_pbf.yaml"}}'
+    # a "simple" request (no preflight), which a page may send anywhere: the server refuses it unread.
+    # The browser hides a cross-origin answer from the page, so the status is read off the wire (CDP).
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    ours, status = set(), {}
+    cdp.on("Network.requestWillBeSent", lambda e: ours.add(e["requestId"]) if e["request"]["url"] == api else None)
+    cdp.on("Network.responseReceivedExtraInfo", lambda e: status.update({e["requestId"]: e.get("statusCode")}))
+    page.evaluate("([url, body]) => fetch(url, {method: 'POST', mode: 'no-cors', body, "
+                  "headers: {'Content-Type': 'text/plain'}}).catch(() => null)", [api, body])
+    page.wait_for_timeout(500)
+    assert [status.get(r) for r in ours] == [403]
+    # a JSON request needs the server's consent (a CORS preflight), which it never gives
+    failed = page.evaluate("([url, body]) => fetch(url, {method: 'POST', body, headers: "
+                           "{'Content-Type': 'application/json'}}).then(() => 'answered', e => 'refused')",
+                           [api, body])
+    assert failed == "refused"
+
+
+def test_a_rebinding_name_gets_no_answer(browser, server):
+    port = urlsplit(server).port
+    # a browser whose resolver maps attacker.example to this machine, as a rebinding DNS server would
+    b = browser.browser_type.launch(executable_path=CHROMIUM, args=[
+        "--no-sandbox", "--disable-dev-shm-usage", "--host-resolver-rules=MAP attacker.example 127.0.0.1"])
+    try:
+        pg = b.new_page()
+        resp = pg.goto(f"http://attacker.example:{port}/")
+        assert resp.status == 421 and "answers only to" in pg.content()
+        resp = pg.goto(f"http://attacker.example:{port}/api/rulesets")
+        assert resp.status == 421 and "aslsk" not in pg.content()
+    finally:
+        b.close()
+
+
+def test_the_workbench_page_runs_under_its_policy(page):
+    blocked = []
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None)
+    open_ruleset(page, "aslsk")
+    page.select_option("#situation", "prep_fire_fg_pbf.yaml")
+    page.fill("#by", "units.G1.state")
+    page.check("#all-dice")
+    page.click("#btn-odds")
+    chart = page.get_by_test_id("odds-chart")
+    expect(chart).to_be_visible()
+    width = chart.locator(".bar-row .fill").first.evaluate("e => e.style.width")
+    assert width.endswith("%") and width != "0%"        # bar widths set through the DOM, not refused
+    assert not blocked, blocked
