@@ -85,3 +85,25 @@ def test_the_workbench_page_runs_under_its_policy(page):
     width = chart.locator(".bar-row .fill").first.evaluate("e => e.style.width")
     assert width.endswith("%") and width != "0%"        # bar widths set through the DOM, not refused
     assert not blocked, blocked
+
+
+def test_a_refused_overlay_is_listed_as_not_applied(page, tmp_path):
+    open_ruleset(page, "aslsk")
+    page.click(".tabs button[data-tab=house]")
+    bad = tmp_path / "broken-house-rule.yaml"
+    bad.write_text("ruleset: aslsk\nchange:\n  - stack: no_such_stack\n")
+    page.set_input_files("#upload-overlay", str(bad))
+    expect(page.get_by_test_id("refused-overlays")).to_contain_text("broken-house-rule.yaml")
+    expect(page.locator("#diff-error")).to_be_visible()
+    page.click(".tabs button[data-tab=run]")
+    expect(page.locator("#applied-overlays")).to_contain_text("none")
+    expect(page.locator("#applied-overlays")).to_contain_text("not applied")
+
+
+def test_monte_carlo_with_a_negative_run_count_is_refused(page):
+    open_ruleset(page, "aslsk")
+    page.select_option("#situation", "rally_self.yaml")
+    page.fill("#runs", "-5")
+    page.click("#btn-simulate")
+    expect(page.locator("#run-error")).to_contain_text("runs must be a whole number of at least 1")
+    expect(page.locator("#out-odds")).to_be_hidden()

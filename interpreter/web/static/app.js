@@ -28,6 +28,7 @@ const state = {
   overlays: [],            // [{shipped: name} | {text, name}] in order
   userOverlays: [],        // [{text, name}] the user uploaded or made
   lastResult: null, schema: null, cancel: false,
+  refused: [],             // names of overlays the server refused (not applied)
 };
 
 class ApiError extends Error {
@@ -145,8 +146,9 @@ async function selectRuleset(rid) {
   $("#ruleset-title").textContent = r.title;
   const sel = $("#situation");
   const titles = r.situation_titles || {};
-  sel.replaceChildren(...r.situations.map(s => h("option", {value: s, title: s,
-    text: titles[s] ? `${titles[s]}  ·  ${s.replace(/\.ya?ml$/, "")}` : s.replace(/\.ya?ml$/, "")})));
+  const label = s => titles[s] ? `${titles[s]}  ·  ${s.replace(/\.ya?ml$/, "")}` : s.replace(/\.ya?ml$/, "");
+  // the whole label as the tooltip: a long title does not fit the list's width
+  sel.replaceChildren(...r.situations.map(s => h("option", {value: s, title: label(s), text: label(s)})));
   sel.selectedIndex = 0;
   ["#out-resolve", "#out-odds", "#out-diff"].forEach(s => { $(s).hidden = true; });
   [$("#run-error"), $("#diff-error"), $("#chart-error")].forEach(clearError);
@@ -392,7 +394,13 @@ async function odds() {
 async function simulate() {
   const box = $("#run-error");
   clearError(box);
-  const total = Math.max(1, parseInt($("#runs").value || "20000", 10));
+  const asked = ($("#runs").value || "20000").trim();
+  if (!/^[0-9]+$/.test(asked) || parseInt(asked, 10) < 1) {
+    showError(box, new ApiError(400, {kind: "input", diagnostics: [],
+      text: `error: runs must be a whole number of at least 1, not '${asked}'`}));
+    return;
+  }
+  const total = parseInt(asked, 10);
   const seed = $("#sim-seed").value.trim() ? parseInt($("#sim-seed").value, 10) : Math.floor(Math.random() * 1e9);
   const chunks = Math.min(20, Math.max(1, Math.ceil(total / 2000)));
   const per = Math.ceil(total / chunks);
@@ -696,6 +704,7 @@ function drawUserOverlays() {
   const box = $("#user-overlays");
   box.replaceChildren(...state.userOverlays.map((o, i) => h("div", {class: "check block"},
     h("code", {text: o.name}), " ",
+    (state.refused || []).includes(o.name) ? h("span", {class: "refused", text: "not applied "}) : null,
     h("button", {class: "link small", type: "button", text: "download", onclick: () => download(o.name, o.text)}),
     h("button", {class: "link small", type: "button", text: "remove", onclick: () => {
       state.userOverlays.splice(i, 1); drawUserOverlays(); syncOverlays(); }}))));
@@ -708,12 +717,27 @@ function addUserOverlay(o) {
 }
 
 async function syncOverlays() {
+  // applied only once the server has checked them: an overlay it refuses is shown as not applied
   const shipped = $$("#overlay-list input:checked").map(b => ({shipped: b.value}));
-  state.overlays = shipped.concat(state.userOverlays.map(o => ({text: o.text, name: o.name})));
-  const names = state.overlays.map(o => o.shipped || o.name);
-  $("#applied-overlays").textContent = names.length ? names.join(", ") : "none";
+  const wanted = shipped.concat(state.userOverlays.map(o => ({text: o.text, name: o.name})));
+  const name = o => o.shipped || o.name;
   clearError($("#diff-error"));
-  await describe();
+  try {
+    state.info = await api("/api/describe", {ruleset: state.rid, overlays: wanted});
+    state.overlays = wanted;
+    state.refused = [];
+    drawBrowse();
+    drawChartTables();
+  } catch (e) {
+    showError($("#diff-error"), e);
+    const kept = new Set(state.overlays.map(name));
+    state.refused = wanted.map(name).filter(n => !kept.has(n));
+  }
+  const names = state.overlays.map(name);
+  $("#applied-overlays").replaceChildren(names.length ? names.join(", ") : "none",
+    ...(state.refused.length ? [" ", h("span", {class: "refused", "data-testid": "refused-overlays",
+      text: `· not applied (refused, see the error below): ${state.refused.join(", ")}`})] : []));
+  drawUserOverlays();
 }
 
 async function diff() {
