@@ -1,5 +1,6 @@
 """In a real headless Chromium: another site's page and a DNS-rebinding name cannot use the workbench,
-and the workbench's own page works under its strict Content-Security-Policy (interpreter/web/guard.py).
+and the workbench's own page works under its strict Content-Security-Policy (interpreter/web/guard.py);
+and what a player meets in the page: refused overlays, bad run counts, the catalogue in the Build form.
 
 Skipped, with how to install it, where Chromium is missing (as tests/test_web_e2e.py).
 """
@@ -107,3 +108,21 @@ def test_monte_carlo_with_a_negative_run_count_is_refused(page):
     page.click("#btn-simulate")
     expect(page.locator("#run-error")).to_contain_text("runs must be a whole number of at least 1")
     expect(page.locator("#out-odds")).to_be_hidden()
+
+
+def test_the_build_form_offers_the_catalogue_with_each_counters_values(page):
+    open_ruleset(page, "aslsk")
+    page.click("#source-tabs button[data-source=form]")
+    page.select_option("#form-procedure", "morale_check")
+    counter = page.get_by_label("counter", exact=True)
+    options = page.locator("datalist option")
+    expect(options.first).to_be_attached()
+    offered = dict(options.evaluate_all("os => os.map(o => [o.value, o.label])"))
+    assert "morale 7" in offered["german 4-6-7"]           # each entry offered with its values
+    counter.fill("german 4-6-7")
+    values = page.get_by_test_id("entry-values-counter")
+    expect(values).to_contain_text("morale 7")           # the counter's printed values, from the catalogue
+    expect(values).to_contain_text("fp 4")
+    counter.fill("german 4-6-6")
+    expect(values).to_contain_text("not an entry of the catalogue")
+    expect(values).to_contain_text("german 4-6-7")       # did you mean

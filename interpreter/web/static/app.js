@@ -592,7 +592,23 @@ function widgetFor(schema, label, placeholder) {
   const listId = schema.examples ? `dl-${Math.random().toString(36).slice(2)}` : null;
   const inp = h("input", {"aria-label": label, list: listId, placeholder: placeholder ?? (schema.default !== undefined ? `default ${scalar(schema.default)}` : "")});
   const numeric = schema.type === "integer" || (schema.anyOf && schema.anyOf.some(s => s.type === "number"));
-  const el = listId ? h("span", {class: "with-list"}, inp, h("datalist", {id: listId}, schema.examples.map(x => h("option", {value: x})))) : inp;
+  let el = inp;
+  if (listId) {
+    // a catalogue key: its entries offered as the player types, each with its values; the chosen one's shown below
+    const entries = catalogueEntries(schema.examples);
+    const shown = h("span", {class: "entry-values small", "data-testid": `entry-values-${label}`});
+    const show = () => {
+      const v = inp.value.trim();
+      const entry = entries[v];
+      shown.classList.toggle("refused", !entry && v !== "");
+      shown.textContent = entry ? entrySummary(entry) : v === "" ? "" :
+        `not an entry of the catalogue${nearest(v, schema.examples).length ? `; did you mean ${nearest(v, schema.examples).join(" or ")}?` : ""}`;
+    };
+    inp.addEventListener("input", show);
+    el = h("span", {class: "with-list"}, inp,
+      h("datalist", {id: listId}, schema.examples.map(x => h("option", {value: x, label: entries[x] ? entrySummary(entries[x]) : x}))),
+      shown);
+  }
   return {el, input: inp, get: () => {
     const v = inp.value.trim();
     if (v === "") return undefined;
@@ -602,6 +618,39 @@ function widgetFor(schema, label, placeholder) {
     if (Array.isArray(schema.type) && schema.type.includes("string")) return v;
     return parseLoose(v);
   }};
+}
+
+function catalogueEntries(names) {
+  // the catalogue (from /api/describe) whose entries these names are
+  const wanted = new Set(names);
+  for (const c of (state.info && state.info.catalogues) || []) {
+    if (Object.keys(c.entries).some(n => wanted.has(n))) return c.entries;
+  }
+  return {};
+}
+
+function entrySummary(entry) {
+  return Object.entries(entry).filter(([k, v]) => k !== "source" && v !== null && typeof v !== "object")
+    .map(([k, v]) => `${k.replace(/_/g, " ")} ${v === true ? "yes" : v === false ? "no" : v}`).join(" · ");
+}
+
+function nearest(v, names) {
+  // the few names closest to what was typed (edit distance), as the CLI's did-you-mean offers
+  const dist = (a, b) => {
+    const d = Array.from({length: b.length + 1}, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      let prev = d[0]; d[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const t = d[j];
+        d[j] = Math.min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+        prev = t;
+      }
+    }
+    return d[b.length];
+  };
+  const lower = v.toLowerCase();
+  return names.map(n => [dist(lower, n.toLowerCase()), n]).filter(([d, n]) => d <= Math.max(2, n.length / 3))
+    .sort((a, b) => a[0] - b[0]).slice(0, 3).map(([, n]) => n);
 }
 
 function parseLoose(v) {
