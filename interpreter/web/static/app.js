@@ -29,6 +29,7 @@ const state = {
   userOverlays: [],        // [{text, name}] the user uploaded or made
   lastResult: null, schema: null, cancel: false,
   refused: [],             // names of overlays the server refused (not applied)
+  syncing: null,           // the pending check of a change to the overlays (syncOverlays)
 };
 
 class ApiError extends Error {
@@ -244,7 +245,7 @@ async function resolve() {
   clearError(box);
   busy($("#btn-resolve"), true);
   try {
-    const body = {ruleset: state.rid, situation: situationSpec(), overlays: state.overlays};
+    const body = {ruleset: state.rid, situation: situationSpec(), overlays: await overlaysNow()};
     const seed = $("#seed").value.trim();
     if (seed) body.seed = seed;
     const data = await api("/api/resolve", body);
@@ -379,7 +380,7 @@ async function odds() {
   clearError(box);
   busy($("#btn-odds"), true);
   try {
-    const data = await api("/api/odds", {ruleset: state.rid, situation: situationSpec(), overlays: state.overlays,
+    const data = await api("/api/odds", {ruleset: state.rid, situation: situationSpec(), overlays: await overlaysNow(),
                                          by: byFields(), all_dice: $("#all-dice").checked});
     drawOdds(data, "Exact odds");
   } catch (e) {
@@ -414,7 +415,7 @@ async function simulate() {
   try {
     for (let i = 0; i < chunks && done < total && !state.cancel; i++) {
       const runs = Math.min(per, total - done);
-      data = await api("/api/simulate", {ruleset: state.rid, situation: situationSpec(), overlays: state.overlays,
+      data = await api("/api/simulate", {ruleset: state.rid, situation: situationSpec(), overlays: await overlaysNow(),
                                          by: byFields(), all_dice: $("#all-dice").checked, runs, seed: seed + i});
       for (const o of data.outcomes) {
         const c = counts.get(o.outcome) || {count: 0, stop: o.stop};
@@ -558,7 +559,7 @@ async function buildForm(name) {
   const mine = ++formRequest;
   box.replaceChildren(h("p", {class: "muted", text: "loading…"}));
   try {
-    const schema = await api("/api/schema", {ruleset: state.rid, procedure: name, overlays: state.overlays});
+    const schema = await api("/api/schema", {ruleset: state.rid, procedure: name, overlays: await overlaysNow()});
     if (mine !== formRequest) return;
     const proc = state.info.procedures.find(p => p.name === name);
     $("#form-doc").textContent = proc ? [proc.doc, proc.cite && `[${proc.cite}]`].filter(Boolean).join(" ") : "";
@@ -765,7 +766,18 @@ function addUserOverlay(o) {
   syncOverlays();
 }
 
-async function syncOverlays() {
+function syncOverlays() {
+  // every request waits for the latest check (overlaysNow), so a click right after a change uses it
+  state.syncing = checkOverlays();
+  return state.syncing;
+}
+
+async function overlaysNow() {
+  if (state.syncing) await state.syncing;
+  return state.overlays;
+}
+
+async function checkOverlays() {
   // applied only once the server has checked them: an overlay it refuses is shown as not applied
   const shipped = $$("#overlay-list input:checked").map(b => ({shipped: b.value}));
   const wanted = shipped.concat(state.userOverlays.map(o => ({text: o.text, name: o.name})));
@@ -794,7 +806,7 @@ async function diff() {
   clearError(box);
   busy($("#btn-diff"), true);
   try {
-    if (!state.overlays.length) throw new ApiError(400, {text: "error: choose at least one overlay to compare", diagnostics: []});
+    if (!(await overlaysNow()).length) throw new ApiError(400, {text: "error: choose at least one overlay to compare", diagnostics: []});
     const data = await api("/api/diff", {ruleset: state.rid, overlays: state.overlays, situation: situationSpec(),
                                          by: byFields(), keep_dice: $("#keep-dice").checked});
     drawDiff(data);
