@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import AdjudicationError, InputError, Refusal, diagnostics, did_you_mean
-from .loading.loader import find_root, ruleset_files
+from .loading.loader import MANIFEST, find_root, ruleset_files
 from .model.dice import DiceSource, GivenDice
 from .model.ruleset import Procedure, Ruleset
 from .model.values import thaw
@@ -152,17 +152,21 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
     doc = valid_document(path, "situation", text)
     data = doc.data
     ruleset_path = (Path(path).parent / data["ruleset"])
+    if roots is not None:           # asked before the path is looked at: no answer says whether it exists
+        allowed = [Path(r).resolve() for r in roots]
+        named = Path(os.path.normpath(ruleset_path.absolute()))
+        if named.name == MANIFEST:
+            named = named.parent
+        if named not in allowed:
+            raise InputError(f"this situation names a ruleset that is not open here ({data['ruleset']})",
+                             doc.at(("ruleset",)), "open rulesets: " + ", ".join(p.name for p in allowed))
     try:
-        root = find_root(ruleset_path)
+        find_root(ruleset_path)
     except InputError as e:
         raise InputError(e.message, doc.at(("ruleset",)), e.hint) from None
     extra = tuple(str(referenced_file(Path(path).parent, w, doc.at(("with", i)), "overlay"))
                   for i, w in enumerate(data.get("with") or ()))
     if roots is not None:
-        allowed = [Path(r).resolve() for r in roots]
-        if Path(root).resolve() not in allowed:
-            raise InputError(f"this situation names a ruleset that is not open here ({data['ruleset']})",
-                             doc.at(("ruleset",)), "open rulesets: " + ", ".join(p.name for p in allowed))
         for i, w in enumerate(extra):
             if not any(Path(w).resolve().is_relative_to(a) for a in allowed):
                 raise InputError(f"overlay '{data['with'][i]}' is outside the open rulesets",

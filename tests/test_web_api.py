@@ -12,12 +12,14 @@ from interpreter.web.app import create_app
 # one shipped situation of each game (ASLSK's: the README tour's book example, which the tests read closely)
 SHIPPED = {r.name: sorted(p.name for p in (r / "situations").glob("*.yaml"))[0] for r in RULESETS}
 SHIPPED["aslsk"] = "prep_fire_fg_pbf.yaml"
+JSON = {"Content-Type": "application/json"}
+BASE = "http://127.0.0.1:8000"      # the name the workbench answers to (guard.py refuses other Host names)
 
 
 @pytest.fixture(scope="module")
 def client():
     app = create_app(RULESETS, workers=2, time_limit=60, max_body=200_000)
-    with TestClient(app) as c:
+    with TestClient(app, base_url=BASE) as c:
         yield c
 
 
@@ -71,7 +73,7 @@ def test_describe_with_an_overlay_marks_what_it_changed(client):
 @pytest.mark.parametrize("body, expected", [
     ({"ruleset": "nope"}, "no ruleset 'nope' is open here"),
     ({"ruleset": "aslsk", "overlays": [{"shipped": "../ruleset.yaml"}]}, "ships no house-rules file"),
-    ({"ruleset": "aslsk", "overlays": "field-rally.yaml"}, "overlays must be a list"),
+    ({"ruleset": "aslsk", "overlays": "field-rally.yaml"}, "'overlays' must be a list, not a string"),
 ])
 def test_describe_refuses_what_is_not_open_here(client, body, expected):
     assert expected in error_of(client.post("/api/describe", json=body))["text"]
@@ -220,7 +222,7 @@ def test_charts_writes_the_filled_cells_as_an_overlay_and_refuses_a_contradictio
 
 
 def test_bad_requests_are_refused_with_a_message(client):
-    assert "not JSON" in error_of(client.post("/api/resolve", content=b"{nope"))["text"]
+    assert "not JSON" in error_of(client.post("/api/resolve", content=b"{nope", headers=JSON))["text"]
     assert "JSON object" in error_of(client.post("/api/resolve", json=[1, 2]))["text"]
     assert "say which situation" in error_of(client.post("/api/resolve", json={"ruleset": "aslsk"}))["text"]
     assert client.get("/api/resolve").status_code == 405
@@ -229,12 +231,12 @@ def test_bad_requests_are_refused_with_a_message(client):
 
 def test_a_body_over_the_size_limit_is_refused_before_it_is_read(client):
     big = json.dumps({"ruleset": "aslsk", "situation": {"text": "x" * 300_000}})
-    assert "larger than the limit" in error_of(client.post("/api/resolve", content=big), 413)["text"]
+    assert "larger than the limit" in error_of(client.post("/api/resolve", content=big, headers=JSON), 413)["text"]
 
     def chunks():                      # no Content-Length: counted as it arrives
         for _ in range(30):
             yield b"x" * 10_000
-    assert client.post("/api/resolve", content=chunks()).status_code == 413
+    assert client.post("/api/resolve", content=chunks(), headers=JSON).status_code == 413
 
 
 SLOW = {
@@ -260,11 +262,16 @@ def test_a_request_past_the_time_limit_is_stopped_and_the_server_keeps_answering
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     app = create_app([root], workers=1, time_limit=1.0)
-    with TestClient(app) as c:
+    with TestClient(app, base_url=BASE) as c:
+        c.post("/api/resolve", json={"ruleset": "slow", "situation": {"shipped": "quick.yaml"}})
+        worker = app.state.pool.workers[0].process.pid
         slow = c.post("/api/resolve", json={"ruleset": "slow", "situation": {"shipped": "spin.yaml"}})
-        assert "took longer than the time limit" in error_of(slow, 504)["text"]
+        text = error_of(slow, 504)["text"]
+        assert "took longer than the time limit (1 s)" in text and "--time-limit" in text
         quick = c.post("/api/odds", json={"ruleset": "slow", "situation": {"shipped": "quick.yaml"}})
         assert quick.status_code == 200 and len(quick.json()["outcomes"]) == 6
+        # the job was stopped inside its worker, which stayed warm: the same process answered
+        assert app.state.pool.workers[0].process.pid == worker
 
 
 def test_serving_beyond_loopback_needs_an_explicit_flag(cli):

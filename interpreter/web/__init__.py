@@ -17,10 +17,13 @@ def add_serve_command(sub) -> None:
     s.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; another address needs --allow-remote)")
     s.add_argument("--allow-remote", action="store_true",
-                   help="allow --host to be an address other machines can reach (prints a warning)")
+                   help="allow --host to be an address other machines can reach (prints a warning; every "
+                        "request then needs the per-launch token that the printed URL carries)")
+    s.add_argument("--token", action="store_true",
+                   help="require the per-launch token on this machine too (the printed URL carries it)")
     s.add_argument("--workers", type=int, default=2, help="worker processes for adjudications (default 2)")
-    s.add_argument("--time-limit", type=float, default=10.0,
-                   help="seconds one request may compute before it is stopped (default 10)")
+    s.add_argument("--time-limit", type=float, default=20.0,
+                   help="seconds one request may compute before it is stopped (default 20)")
     s.add_argument("--open", action="store_true", help="open the page in the default browser")
     s.set_defaults(func=cmd_serve)
 
@@ -41,4 +44,5 @@ def cmd_serve(args) -> int:
         raise InputError("umpire serve needs starlette and uvicorn: pip install -e . in the checkout "
                          "(or pip install starlette uvicorn)") from None
     from .app import serve
-    return serve(rulesets, args.host, args.port, args.allow_remote, args.workers, args.time_limit, args.open)
+    return serve(rulesets, args.host, args.port, args.allow_remote, args.workers, args.time_limit, args.open,
+                 args.token)

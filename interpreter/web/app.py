@@ -17,7 +17,8 @@ Endpoints (all JSON; POST bodies are JSON objects):
   POST /api/charts     {ruleset, cells, name}       filled chart cells as an overlay file (checked)
 A situation is {"shipped": NAME} or {"text": ..., "name": ...}; overlays are a list of the same.
 Errors: status 400 (input) or 422 (cannot adjudicate) with {"error": {text, diagnostics}};
-413 body too large, 503 busy, 504 time limit.
+413 body too large, 503 busy, 504 time limit; 421/403/415/401 from the guard (guard.py: Host,
+Origin, JSON-only bodies, the --allow-remote token).
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from .work import Busy, TimeLimit, WorkerCrashed, WorkerPool
+from .guard import Guard, host_names
+from .work import HEAVY, Busy, TimeLimit, WorkerCrashed, WorkerPool
 
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 1_000_000
@@ -80,18 +82,23 @@ def _error(status: int, text: str, kind: str = "input") -> JSONResponse:
     return JSONResponse({"error": {"kind": kind, "text": text, "diagnostics": []}}, status)
 
 
-def create_app(rulesets: list, workers: int = 2, time_limit: float = 10.0, max_body: int = MAX_BODY,
-               memory_mb: int = 2048) -> Starlette:
-    """The workbench for these ruleset folders (each is checked first: a bad ruleset raises InputError)."""
+def create_app(rulesets: list, workers: int = 2, time_limit: float = 20.0, max_body: int = MAX_BODY,
+               memory_mb: int = 2048, host: str = "127.0.0.1", port: int | None = None,
+               token: str | None = None) -> Starlette:
+    """The workbench for these ruleset folders (each is checked first: a bad ruleset raises InputError).
+
+    ``host`` and ``port`` are what the server listens on: requests naming another host are refused
+    (``port`` None accepts any port, for a test client); ``token``, when given, is required of every request.
+    """
     from .jobs import Workspace
     upload = tempfile.TemporaryDirectory(prefix="umpire-web-")
     roots = [str(Path(r).resolve()) for r in rulesets]
     Workspace(roots, upload.name)        # load and check each ruleset now, so errors show at start-up
     pool = WorkerPool(roots, upload.name, workers, time_limit, memory_mb)
 
-    async def work(name: str, params) -> JSONResponse:
+    async def work(name: str, params, client: str = "") -> JSONResponse:
         try:
-            status, data = await pool.run(name, params)
+            status, data = await pool.run(name, params, client)
         except Busy as e:
             return _error(503, f"error: {e}", "busy")
         except TimeLimit as e:
@@ -100,13 +107,21 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 10.0, max_b
             return _error(500, f"error: {e}", "limit")
         if status == "ok":
             return JSONResponse(data)
+        if status == "limit":
+            return JSONResponse({"error": data}, 504)
         return JSONResponse({"error": data}, 400 if data.get("kind") == "input" else 422)
 
     async def body(request: Request):
         try:
-            data = json.loads(await request.body())
+            raw = await request.body()
+        except ClientDisconnect:        # the client went away mid-body: nobody is left to answer
+            return None, _error(400, "error: the client disconnected before sending the whole request")
+        try:
+            data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as e:
             return None, _error(400, f"error: the request body is not JSON ({e})")
+        except RecursionError:
+            return None, _error(400, "error: the request body is nested too deeply to read")
         if not isinstance(data, dict):
             return None, _error(400, "error: the request body must be a JSON object")
         return data, None
@@ -114,11 +129,18 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 10.0, max_b
     def post(name: str):
         async def endpoint(request: Request):
             data, problem = await body(request)
-            return problem or await work(name, data)
+            return problem or await work(name, data, client_of(request, name))
         return Route(f"/api/{name}", endpoint, methods=["POST"], name=name)
 
     async def rulesets_endpoint(request: Request):
         return await work("rulesets", {})
+
+    def client_of(request: Request, name: str) -> str:
+        """Who queues heavy work: the page's own id (one per tab), else the peer address."""
+        if name not in HEAVY:
+            return ""
+        given = request.headers.get("x-umpire-client", "")[:64]
+        return given or (request.client.host if request.client else "")
 
     async def index(request: Request):
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
@@ -136,6 +158,8 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 10.0, max_b
         [Mount("/static", StaticFiles(directory=STATIC), name="static")]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(BodyLimit, limit=max_body)
+    names = None if token and not is_loopback(host) else host_names(host)
+    app.add_middleware(Guard, names=names, port=port, token=token)       # outermost: runs first
     app.state.pool = pool
     return app
 
@@ -143,15 +167,21 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 10.0, max_b
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK or host.startswith("127.")
+
+
 def serve(rulesets: list, host: str = "127.0.0.1", port: int = 8000, allow_remote: bool = False,
-          workers: int = 2, time_limit: float = 10.0, open_browser: bool = False) -> int:
+          workers: int = 2, time_limit: float = 20.0, open_browser: bool = False, token: bool = False) -> int:
     """Run the workbench with uvicorn until interrupted."""
+    import secrets
     import sys
 
     import uvicorn
 
     from ..errors import InputError
-    if host not in LOOPBACK and not host.startswith("127."):
+    remote = not is_loopback(host)
+    if remote:
         if not allow_remote:
             raise InputError(f"serving on {host} lets other machines use this workbench; "
                              "add --allow-remote if that is what you want")
@@ -168,10 +198,11 @@ def serve(rulesets: list, host: str = "127.0.0.1", port: int = 8000, allow_remot
         raise InputError(f"cannot listen on {host} port {port}: {e.strerror or e}",
                          hint="another program may be using the port: try --port with another number") from None
     sock.listen(128)        # listening from here on: a browser opened now waits in the queue, never refused
-    app = create_app(rulesets, workers, time_limit)
+    secret = secrets.token_urlsafe(24) if (remote or token) else None
+    app = create_app(rulesets, workers, time_limit, host=host, port=port, token=secret)
     app.state.pool.wait_ready()
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}/"
+    url = f"http://{shown}:{port}/" + (f"?token={secret}" if secret else "")
     print(f"Umpire workbench: {url}  (rulesets: {', '.join(Path(r).name for r in rulesets)}; Ctrl-C stops it)",
           flush=True)
     if open_browser:

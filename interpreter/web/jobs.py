@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +25,20 @@ MAX_RUNS = 200_000
 """Most Monte Carlo runs one request may ask for (the page asks in chunks and shows progress)."""
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+UPLOAD_BYTES = 16_000_000
+"""Most bytes of pasted or uploaded overlay text kept on disk; the least recently used go first."""
+UPLOAD_FILES = 200
+"""Most distinct uploaded overlays kept on disk at once."""
+IN_USE_SECONDS = 120
+"""An upload used this recently is never evicted (another worker may be reading it)."""
+
+FIELDS = {"ruleset": str, "procedure": str, "kind": str, "name": str, "table": str, "by": list,
+          "overlays": list, "cells": list, "situation": dict, "all_dice": bool, "keep_dice": bool,
+          "seed": (int, str), "runs": (int, str)}
+"""The type of each request field a job reads (checked before any job runs)."""
+FILE_FIELDS = {"shipped": str, "text": str, "name": str}
+"""The fields of a situation or overlay ({shipped: NAME} or {text: ..., name: ...})."""
 
 
 class Workspace:
@@ -48,6 +64,8 @@ class Workspace:
         return {p.name: p for p in sorted((root / folder).glob("*.y*ml"))}
 
     def shipped_file(self, rid: str, folder: str, name) -> Path:
+        if not isinstance(name, str):
+            raise InputError(f"name the {folder} file by its file name (a string), not {_json_kind(name)}")
         files = self.shipped(rid, folder)
         if name not in files:
             from ..errors import did_you_mean
@@ -85,14 +103,38 @@ class Workspace:
             text, name = _text(spec), _name(spec, "overlay.yaml")
             folder = self.upload_dir / hashlib.sha256(text.encode()).hexdigest()[:20]
             path = folder / name
-            if not path.exists():
+            if path.exists():
+                os.utime(folder)            # recently used: kept by the eviction below
+            else:
                 folder.mkdir(parents=True, exist_ok=True)
                 tmp = folder / f".{name}.{os.getpid()}"
                 tmp.write_text(text, encoding="utf-8")
                 tmp.replace(path)
+                self.evict_uploads(keep=folder)
             self.display[str(path)] = name
             out.append(str(path))
         return tuple(out)
+
+    def evict_uploads(self, keep: Path) -> None:
+        """Keep the upload folder within UPLOAD_BYTES and UPLOAD_FILES, least recently used out first."""
+        entries = []
+        for folder in self.upload_dir.iterdir():
+            try:
+                used = folder.stat().st_mtime
+                size = sum(f.stat().st_size for f in folder.iterdir())
+            except OSError:         # another worker evicted it meanwhile
+                continue
+            entries.append((used, size, folder))
+        entries.sort()
+        total, count = sum(size for _, size, _ in entries), len(entries)
+        recent = time.time() - IN_USE_SECONDS
+        for used, size, folder in entries:
+            if total <= UPLOAD_BYTES and count <= UPLOAD_FILES:
+                break
+            if folder == keep or used > recent:
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
+            total, count = total - size, count - 1
 
     def rel(self, path: Path) -> str:
         try:
@@ -115,6 +157,27 @@ class Workspace:
         if pos is not None and pos.file in self.display:
             return replace(pos, file=self.display[pos.file])
         return pos
+
+
+def _json_kind(value) -> str:
+    kinds = {bool: "true/false", int: "a number", float: "a number", str: "a string", list: "a list",
+             dict: "an object", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def check_fields(params: dict) -> None:
+    """Refuse a request field of the wrong JSON type before any job reads it (a list is not a name)."""
+    for key, kind in FIELDS.items():
+        value = params.get(key)
+        if value is not None and not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            wanted = " or ".join(_json_kind(k()) for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise InputError(f"the request's '{key}' must be {wanted}, not {_json_kind(value)}")
+    specs = ([params["situation"]] if isinstance(params.get("situation"), dict) else []) + \
+        [o for o in params.get("overlays") or [] if isinstance(o, dict)]
+    for spec in specs:
+        for key, kind in FILE_FIELDS.items():
+            if spec.get(key) is not None and not isinstance(spec[key], kind):
+                raise InputError(f"a situation's or overlay's '{key}' must be a string, not {_json_kind(spec[key])}")
 
 
 def _text(spec: dict) -> str:
@@ -268,7 +331,7 @@ def job_charts(ws: Workspace, params: dict) -> dict:
         raise InputError("cells must be a list of {table, row, column, value}")
     values = {}
     for c in cells:
-        if not isinstance(c, dict) or c.get("table") not in r.tables:
+        if not isinstance(c, dict) or not isinstance(c.get("table"), str) or c["table"] not in r.tables:
             raise InputError(f"no table '{c.get('table') if isinstance(c, dict) else c}' in ruleset '{rid}'")
         t = r.tables[c["table"]]
         ri = _int(c, "row", None, 0, len(t.rows.headings) - 1)
@@ -295,6 +358,7 @@ def run_job(ws: Workspace, name: str, params: dict) -> tuple[str, dict]:
     try:
         if not isinstance(params, dict):
             raise InputError("the request must be a JSON object")
+        check_fields(params)
         return "ok", JOBS[name](ws, params)
     except UmpireError as e:
         return "error", ws.diagnostics(e)

@@ -13,6 +13,7 @@ function h(tag, attrs, ...children) {
     else if (k === "text") el.textContent = v;
     else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "style") el.style.cssText = v;     // through the DOM: the page's CSP refuses style attributes
     else el.setAttribute(k, v === true ? "" : v);
   }
   for (const c of children.flat(Infinity)) {
@@ -27,14 +28,20 @@ const state = {
   overlays: [],            // [{shipped: name} | {text, name}] in order
   userOverlays: [],        // [{text, name}] the user uploaded or made
   lastResult: null, schema: null, cancel: false,
+  refused: [],             // names of overlays the server refused (not applied)
+  syncing: null,           // the pending check of a change to the overlays (syncOverlays)
 };
 
 class ApiError extends Error {
   constructor(status, error) { super(error.text); this.status = status; this.error = error; }
 }
 
+// this tab's id: the server queues heavy work (odds, simulations) round-robin by it
+const CLIENT = (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
+
 async function api(path, body) {
-  const opts = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"},
+  const opts = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json",
+                                                                   "X-Umpire-Client": CLIENT},
                                           body: JSON.stringify(body)};
   let resp;
   try { resp = await fetch(path, opts); }
@@ -140,8 +147,9 @@ async function selectRuleset(rid) {
   $("#ruleset-title").textContent = r.title;
   const sel = $("#situation");
   const titles = r.situation_titles || {};
-  sel.replaceChildren(...r.situations.map(s => h("option", {value: s, title: s,
-    text: titles[s] ? `${titles[s]}  ·  ${s.replace(/\.ya?ml$/, "")}` : s.replace(/\.ya?ml$/, "")})));
+  const label = s => titles[s] ? `${titles[s]}  ·  ${s.replace(/\.ya?ml$/, "")}` : s.replace(/\.ya?ml$/, "");
+  // the whole label as the tooltip: a long title does not fit the list's width
+  sel.replaceChildren(...r.situations.map(s => h("option", {value: s, title: label(s), text: label(s)})));
   sel.selectedIndex = 0;
   ["#out-resolve", "#out-odds", "#out-diff"].forEach(s => { $(s).hidden = true; });
   [$("#run-error"), $("#diff-error"), $("#chart-error")].forEach(clearError);
@@ -237,7 +245,7 @@ async function resolve() {
   clearError(box);
   busy($("#btn-resolve"), true);
   try {
-    const body = {ruleset: state.rid, situation: situationSpec(), overlays: state.overlays};
+    const body = {ruleset: state.rid, situation: situationSpec(), overlays: await overlaysNow()};
     const seed = $("#seed").value.trim();
     if (seed) body.seed = seed;
     const data = await api("/api/resolve", body);
@@ -389,7 +397,7 @@ async function odds() {
   clearError(box);
   busy($("#btn-odds"), true);
   try {
-    const data = await api("/api/odds", {ruleset: state.rid, situation: situationSpec(), overlays: state.overlays,
+    const data = await api("/api/odds", {ruleset: state.rid, situation: situationSpec(), overlays: await overlaysNow(),
                                          by: byFields(), all_dice: $("#all-dice").checked});
     drawOdds(data, "Exact odds");
   } catch (e) {
@@ -404,7 +412,13 @@ async function odds() {
 async function simulate() {
   const box = $("#run-error");
   clearError(box);
-  const total = Math.max(1, parseInt($("#runs").value || "20000", 10));
+  const asked = ($("#runs").value || "20000").trim();
+  if (!/^[0-9]+$/.test(asked) || parseInt(asked, 10) < 1) {
+    showError(box, new ApiError(400, {kind: "input", diagnostics: [],
+      text: `error: runs must be a whole number of at least 1, not '${asked}'`}));
+    return;
+  }
+  const total = parseInt(asked, 10);
   const seed = $("#sim-seed").value.trim() ? parseInt($("#sim-seed").value, 10) : Math.floor(Math.random() * 1e9);
   const chunks = Math.min(20, Math.max(1, Math.ceil(total / 2000)));
   const per = Math.ceil(total / chunks);
@@ -418,7 +432,7 @@ async function simulate() {
   try {
     for (let i = 0; i < chunks && done < total && !state.cancel; i++) {
       const runs = Math.min(per, total - done);
-      data = await api("/api/simulate", {ruleset: state.rid, situation: situationSpec(), overlays: state.overlays,
+      data = await api("/api/simulate", {ruleset: state.rid, situation: situationSpec(), overlays: await overlaysNow(),
                                          by: byFields(), all_dice: $("#all-dice").checked, runs, seed: seed + i});
       for (const o of data.outcomes) {
         const c = counts.get(o.outcome) || {count: 0, stop: o.stop};
@@ -562,7 +576,7 @@ async function buildForm(name) {
   const mine = ++formRequest;
   box.replaceChildren(h("p", {class: "muted", text: "loading…"}));
   try {
-    const schema = await api("/api/schema", {ruleset: state.rid, procedure: name, overlays: state.overlays});
+    const schema = await api("/api/schema", {ruleset: state.rid, procedure: name, overlays: await overlaysNow()});
     if (mine !== formRequest) return;
     const proc = state.info.procedures.find(p => p.name === name);
     $("#form-doc").textContent = proc ? [proc.doc, proc.cite && `[${proc.cite}]`].filter(Boolean).join(" ") : "";
@@ -596,7 +610,23 @@ function widgetFor(schema, label, placeholder) {
   const listId = schema.examples ? `dl-${Math.random().toString(36).slice(2)}` : null;
   const inp = h("input", {"aria-label": label, list: listId, placeholder: placeholder ?? (schema.default !== undefined ? `default ${scalar(schema.default)}` : "")});
   const numeric = schema.type === "integer" || (schema.anyOf && schema.anyOf.some(s => s.type === "number"));
-  const el = listId ? h("span", {class: "with-list"}, inp, h("datalist", {id: listId}, schema.examples.map(x => h("option", {value: x})))) : inp;
+  let el = inp;
+  if (listId) {
+    // a catalogue key: its entries offered as the player types, each with its values; the chosen one's shown below
+    const entries = catalogueEntries(schema.examples);
+    const shown = h("span", {class: "entry-values small", "data-testid": `entry-values-${label}`});
+    const show = () => {
+      const v = inp.value.trim();
+      const entry = entries[v];
+      shown.classList.toggle("refused", !entry && v !== "");
+      shown.textContent = entry ? entrySummary(entry) : v === "" ? "" :
+        `not an entry of the catalogue${nearest(v, schema.examples).length ? `; did you mean ${nearest(v, schema.examples).join(" or ")}?` : ""}`;
+    };
+    inp.addEventListener("input", show);
+    el = h("span", {class: "with-list"}, inp,
+      h("datalist", {id: listId}, schema.examples.map(x => h("option", {value: x, label: entries[x] ? entrySummary(entries[x]) : x}))),
+      shown);
+  }
   return {el, input: inp, get: () => {
     const v = inp.value.trim();
     if (v === "") return undefined;
@@ -606,6 +636,39 @@ function widgetFor(schema, label, placeholder) {
     if (Array.isArray(schema.type) && schema.type.includes("string")) return v;
     return parseLoose(v);
   }};
+}
+
+function catalogueEntries(names) {
+  // the catalogue (from /api/describe) whose entries these names are
+  const wanted = new Set(names);
+  for (const c of (state.info && state.info.catalogues) || []) {
+    if (Object.keys(c.entries).some(n => wanted.has(n))) return c.entries;
+  }
+  return {};
+}
+
+function entrySummary(entry) {
+  return Object.entries(entry).filter(([k, v]) => k !== "source" && v !== null && typeof v !== "object")
+    .map(([k, v]) => `${k.replace(/_/g, " ")} ${v === true ? "yes" : v === false ? "no" : v}`).join(" · ");
+}
+
+function nearest(v, names) {
+  // the few names closest to what was typed (edit distance), as the CLI's did-you-mean offers
+  const dist = (a, b) => {
+    const d = Array.from({length: b.length + 1}, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      let prev = d[0]; d[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const t = d[j];
+        d[j] = Math.min(d[j] + 1, d[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+        prev = t;
+      }
+    }
+    return d[b.length];
+  };
+  const lower = v.toLowerCase();
+  return names.map(n => [dist(lower, n.toLowerCase()), n]).filter(([d, n]) => d <= Math.max(2, n.length / 3))
+    .sort((a, b) => a[0] - b[0]).slice(0, 3).map(([, n]) => n);
 }
 
 function parseLoose(v) {
@@ -708,6 +771,7 @@ function drawUserOverlays() {
   const box = $("#user-overlays");
   box.replaceChildren(...state.userOverlays.map((o, i) => h("div", {class: "check block"},
     h("code", {text: o.name}), " ",
+    (state.refused || []).includes(o.name) ? h("span", {class: "refused", text: "not applied "}) : null,
     h("button", {class: "link small", type: "button", text: "download", onclick: () => download(o.name, o.text)}),
     h("button", {class: "link small", type: "button", text: "remove", onclick: () => {
       state.userOverlays.splice(i, 1); drawUserOverlays(); syncOverlays(); }}))));
@@ -719,13 +783,39 @@ function addUserOverlay(o) {
   syncOverlays();
 }
 
-async function syncOverlays() {
+function syncOverlays() {
+  // every request waits for the latest check (overlaysNow), so a click right after a change uses it
+  state.syncing = checkOverlays();
+  return state.syncing;
+}
+
+async function overlaysNow() {
+  if (state.syncing) await state.syncing;
+  return state.overlays;
+}
+
+async function checkOverlays() {
+  // applied only once the server has checked them: an overlay it refuses is shown as not applied
   const shipped = $$("#overlay-list input:checked").map(b => ({shipped: b.value}));
-  state.overlays = shipped.concat(state.userOverlays.map(o => ({text: o.text, name: o.name})));
-  const names = state.overlays.map(o => o.shipped || o.name);
-  $("#applied-overlays").textContent = names.length ? names.join(", ") : "none";
+  const wanted = shipped.concat(state.userOverlays.map(o => ({text: o.text, name: o.name})));
+  const name = o => o.shipped || o.name;
   clearError($("#diff-error"));
-  await describe();
+  try {
+    state.info = await api("/api/describe", {ruleset: state.rid, overlays: wanted});
+    state.overlays = wanted;
+    state.refused = [];
+    drawBrowse();
+    drawChartTables();
+  } catch (e) {
+    showError($("#diff-error"), e);
+    const kept = new Set(state.overlays.map(name));
+    state.refused = wanted.map(name).filter(n => !kept.has(n));
+  }
+  const names = state.overlays.map(name);
+  $("#applied-overlays").replaceChildren(names.length ? names.join(", ") : "none",
+    ...(state.refused.length ? [" ", h("span", {class: "refused", "data-testid": "refused-overlays",
+      text: `· not applied (refused, see the error below): ${state.refused.join(", ")}`})] : []));
+  drawUserOverlays();
 }
 
 async function diff() {
@@ -733,7 +823,7 @@ async function diff() {
   clearError(box);
   busy($("#btn-diff"), true);
   try {
-    if (!state.overlays.length) throw new ApiError(400, {text: "error: choose at least one overlay to compare", diagnostics: []});
+    if (!(await overlaysNow()).length) throw new ApiError(400, {text: "error: choose at least one overlay to compare", diagnostics: []});
     const data = await api("/api/diff", {ruleset: state.rid, overlays: state.overlays, situation: situationSpec(),
                                          by: byFields(), keep_dice: $("#keep-dice").checked});
     drawDiff(data);
