@@ -93,3 +93,35 @@ def test_the_situation_init_writes_is_flagged_through_its_modeline_when_an_input
     assert any("units" in f for f in findings), findings
     situation.write_text(text.replace("morale: 7", "morale: seven"))
     assert [f.split(":")[0] for f in _editor_findings(situation)] == ["inputs/unit/morale"]
+
+
+GUIDE = ROOT / "docs/first-ruleset.md"
+_BLOCK = re.compile(r"(?:<!-- (?P<action>append|edit): (?P<file>\S+) -->\n)?```(?P<lang>\w*)\n(?P<body>.*?)```", re.S)
+
+
+def test_the_first_ruleset_guide_runs_as_written(cli, tmp_path, monkeypatch):
+    """Every command of docs/first-ruleset.md, in order, with its edits: the output it shows, the exit it implies."""
+    monkeypatch.chdir(tmp_path)
+    commands = 0
+    for block in _BLOCK.finditer(GUIDE.read_text(encoding="utf-8")):
+        body, action, file = block["body"], block["action"], block["file"]
+        if action == "append":
+            path = tmp_path / file
+            path.write_text(path.read_text() + body)
+        elif action == "edit":
+            path = tmp_path / file
+            old = "".join(line[1:] + "\n" for line in body.splitlines() if line.startswith("-"))
+            new = "".join(line[1:] + "\n" for line in body.splitlines() if line.startswith("+"))
+            assert old in path.read_text(), f"the guide's edit of {file} does not apply"
+            path.write_text(path.read_text().replace(old, new))
+        elif block["lang"] == "console":
+            lines = body.splitlines()
+            assert lines[0].startswith("$ umpire "), lines[0]
+            code, out, err = cli(*lines[0][len("$ umpire "):].split())
+            shown = [line for line in lines[1:] if line.strip()]
+            wants_error = any(": error: " in line for line in shown)
+            assert code == (2 if wants_error else 0), (lines[0], out, err)
+            for line in shown:
+                assert line.strip() in out + err, (lines[0], line, out + err)
+            commands += 1
+    assert commands >= 8
