@@ -146,3 +146,18 @@ def test_go_to_definition_from_a_call_and_a_hover_with_the_citation():
         finally:
             await editor.stop()
     run(session())
+
+
+def test_completion_in_a_situation_offers_the_catalogue_entries_a_field_names():
+    """The index behind the server, asked directly: a unit's counter, a hex's terrain (key_of), a procedure."""
+    from interpreter.lsp import index as ix
+    ruleset, found = ix.check_folder(RULESET.resolve(), {})
+    assert found == [] or all(d["severity"] == "warning" for d in found)
+    index = ix.build(RULESET.resolve(), ruleset, {})
+    counters = {label for label, kind, _ in ix.completions(index, "", 1, "    - {id: G1, counter: ger", yaml=True)}
+    assert "german 4-6-7" in counters and all(kind == "entry" for _, kind, _ in
+                                              ix.completions(index, "", 1, "  unit: {counter: ", yaml=True))
+    terrain = {label for label, _, _ in ix.completions(index, "", 1, "    - {id: G1, terrain: ", yaml=True)}
+    assert "stone building" in terrain and "german 4-6-7" not in terrain
+    assert "fire_attack" in {label for label, _, _ in ix.completions(index, "", 1, "procedure: fi", yaml=True)}
+    assert ix.completions(index, "", 1, "title: a unit in wo", yaml=True) == []

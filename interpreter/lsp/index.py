@@ -258,11 +258,21 @@ _ENTRY_AFTER = re.compile(r"\b(\w+)\[\"[^\"]*$")
 _CODE_AFTER = re.compile(r"\.code\s*(==|!=|in)\s*\[?[^\n]*\"[^\"]*$")
 
 
-def completions(index: Index, text: str, line: int, before: str) -> list[tuple[str, str, str]]:
-    """What may be written at the end of ``before`` (the line up to the cursor): (label, kind, detail)."""
+def completions(index: Index, text: str, line: int, before: str, yaml: bool = False) -> list[tuple[str, str, str]]:
+    """What may be written at the end of ``before`` (the line up to the cursor): (label, kind, detail).
+
+    In a YAML file: names after ``procedure:``, ``table:``, ``stack:``, ``catalogue:``, and a catalogue's
+    entries as the value of a field that names one (a ``key_of[C]`` field, or a record type's key)."""
     r = index.ruleset
     if r is None:
         return []
+    if yaml:
+        for pattern, kind in _COMPLETE_AFTER[3:]:
+            if pattern.search(before):
+                return [(n, kind, _detail(index, kind, n)) for n in index.names(kind)]
+        field = _YAML_VALUE.search(before)
+        catalogues = _catalogues_named_by(r, field.group(1)) if field else []
+        return [(e, "entry", f"entry of catalogue {c}") for c in catalogues for e in sorted(r.catalogues[c].entries)]
     m = _ENTRY_AFTER.search(before)
     if m and m.group(1) in r.catalogues:
         return [(e, "entry", f"entry of catalogue {m.group(1)}") for e in sorted(r.catalogues[m.group(1)].entries)]
@@ -278,6 +288,24 @@ def completions(index: Index, text: str, line: int, before: str) -> list[tuple[s
     found += [(n, "local", "in scope") for n in sorted(_locals(text, line))]
     found += [(n, "catalogue", _detail(index, "catalogue", n)) for n in index.names("catalogue")]
     return found
+
+
+_YAML_VALUE = re.compile(r"(?:^|[\s{,])([A-Za-z_]\w*)\s*:\s*[\"']?[^,{}\"':]*$")
+
+
+def _catalogues_named_by(r: Ruleset, field: str) -> list[str]:
+    """The catalogues whose entries a record field of this name takes, in the ruleset's record types."""
+    found = []
+    for t in r.types.values():
+        f = t.fields.get(field)
+        ref = f.type if f is not None else None
+        while isinstance(ref, ast.TypeRef) and ref.name == "list":
+            ref = ref.item
+        if isinstance(ref, ast.TypeRef) and ref.name == "key_of":
+            found.append(ref.item)
+        if t.catalogue and t.key == field:
+            found.append(t.catalogue)
+    return [c for c in dict.fromkeys(found) if c in r.catalogues]
 
 
 _KEYWORDS = ("let", "set", "roll", "emit", "return", "note", "fail", "refuse", "choose", "if", "elif", "else",

@@ -189,7 +189,8 @@ def completion(ls: UmpireServer, params: lsp.CompletionParams):
     line = lines[params.position.line] if params.position.line < len(lines) else ""
     before = line[:params.position.character]
     items = [lsp.CompletionItem(label=name, kind=_KINDS.get(kind), detail=detail)
-             for name, kind, detail in ix.completions(index, doc.source, params.position.line + 1, before)]
+             for name, kind, detail in ix.completions(index, doc.source, params.position.line + 1, before,
+                                                      yaml=params.text_document.uri.endswith((".yaml", ".yml")))]
     return lsp.CompletionList(is_incomplete=False, items=items)
 
 
