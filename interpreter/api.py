@@ -136,9 +136,11 @@ class Situation:
 def find_procedure(ruleset: Ruleset, name: str, pos=None) -> Procedure:
     proc = ruleset.procedures.get(name)
     if proc is None:
-        raise InputError(f"ruleset '{ruleset.id}' has no procedure '{name}' "
-                         f"(it has: {', '.join(sorted(ruleset.procedures)) or 'none'})", pos,
-                         did_you_mean(name, ruleset.procedures))
+        names = sorted(ruleset.procedures)
+        listed = f"it has: {', '.join(names)}" if len(names) <= 8 else \
+            f"it has {len(names)}; `umpire list {ruleset.root}` lists them"
+        raise InputError(f"ruleset '{ruleset.id}' has no procedure '{name}' ({listed or 'it has none'})", pos,
+                         did_you_mean(name, names))
     return proc
 
 

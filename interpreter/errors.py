@@ -174,8 +174,25 @@ class Refusal(Exception):
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
-    """A 'did you mean' hint for a misspelt name, or None."""
-    matches = difflib.get_close_matches(str(word), [str(c) for c in candidates], n=3, cutoff=0.6)
+    """A 'did you mean' hint for a misspelt name (at most three candidates, nearest first), or None.
+
+    Besides near spellings, a name written in another case and a short name that begins a candidate
+    (``u`` for ``unit``) count, when few candidates begin so."""
+    return _hint(nearest(word, candidates))
+
+
+def nearest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """The candidates nearest to a misspelt name, at most ``n``, nearest first."""
+    word, names = str(word), [str(c) for c in candidates]
+    matches = difflib.get_close_matches(word, names, n=n, cutoff=0.6)
+    if not matches:
+        folded = [c for c in names if c.lower() == word.lower()]
+        prefixed = [c for c in names if word and c.lower().startswith(word.lower())]
+        matches = folded or (prefixed if len(prefixed) <= n else [])
+    return matches[:n]
+
+
+def _hint(matches: list[str]) -> str | None:
     if not matches:
         return None
     return "did you mean " + " or ".join(f"'{m}'" for m in matches) + "?"
@@ -213,19 +230,23 @@ class MissingFact(BuiltinArgumentError):
 
 # ---- machine-readable diagnostics (for --json, editors and the web workbench) -------------
 
-def diagnostics(error: BaseException) -> list[dict]:
+def diagnostics(error: BaseException, texts: dict[str, str] | None = None) -> list[dict]:
     """An error as a list of diagnostics: file, line, column, end, severity, code, message, hint.
 
     The one place that turns errors into data: ``--json`` output of the commands and any
     editor or web front end use it. Several input errors give several diagnostics; an
-    exception that is not Umpire's own is reported as code 'internal'.
+    exception that is not Umpire's own is reported as code 'internal'. ``end`` is just after
+    the name, number, quoted text or character the error points at, read from ``texts``
+    (file -> content, e.g. an editor's unsaved buffers) or from the file.
     """
+    lines = _Lines(texts)
     if isinstance(error, InputErrors):
-        return [d for e in error.errors for d in diagnostics(e)]
+        return [d for e in error.errors for d in diagnostics(e, lines.texts)]
     if isinstance(error, UmpireError):
-        d = _diagnostic(error.position, "error", error.code, error.message, error.hint)
+        d = _diagnostic(lines.ended(error.position, error.message), "error", error.code, error.message, error.hint)
         if error.related:
-            d["related"] = [_diagnostic(pos, "info", "related", what, None) for pos, what in error.related]
+            d["related"] = [_diagnostic(lines.ended(pos), "info", "related", what, None)
+                            for pos, what in error.related]
         return [d]
     return [_diagnostic(None, "error", "internal", f"{type(error).__name__}: {error}",
                         "this is a bug in Umpire; run again with UMPIRE_DEBUG=1 for the details and report it")]
@@ -234,12 +255,54 @@ def diagnostics(error: BaseException) -> list[dict]:
 _WARNING = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): warning: (?P<message>.*)$", re.S)
 
 
-def warning_diagnostic(text: str) -> dict:
+def warning_diagnostic(text: str, texts: dict[str, str] | None = None) -> dict:
     """A checker warning ('file:line:col: warning: ...') as a diagnostic."""
     m = _WARNING.match(text)
     if not m:
         return _diagnostic(None, "warning", "warning", text, None)
-    return _diagnostic(Position(m["file"], int(m["line"]), int(m["column"])), "warning", "warning", m["message"], None)
+    pos = _Lines(texts).ended(Position(m["file"], int(m["line"]), int(m["column"])))
+    return _diagnostic(pos, "warning", "warning", m["message"], None)
+
+
+_TOKEN = re.compile(r'[A-Za-z_][\w-]*|-?\d+(?:\.\d+)?|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|@\w+|\S')
+_MAX_READ = 2_000_000
+"""Bytes of a file read to find where a diagnostic ends (Umpire's own file-size limit)."""
+
+
+class _Lines:
+    """The lines of the files diagnostics point into, each file read once."""
+
+    def __init__(self, texts: dict[str, str] | None):
+        self.texts = texts if texts is not None else {}
+
+    def ended(self, pos: Position | None, message: str = "") -> Position | None:
+        """``pos`` with ``end`` set after the token it starts at (unchanged when the text is unknown).
+
+        When the message names something in quotes that is written further along the line (``unknown
+        table 'ift2'`` at ``lookup(ift2, ...)``), the range is that name, so an editor marks the name."""
+        if pos is None or pos.end is not None or not pos.line or not pos.column:
+            return pos
+        text = self.texts.get(pos.file)
+        if text is None:
+            try:
+                with open(pos.file, encoding="utf-8-sig") as f:
+                    text = f.read(_MAX_READ)
+            except (OSError, UnicodeDecodeError, ValueError):
+                text = ""
+            self.texts[pos.file] = text
+        lines = text.splitlines()
+        if pos.line > len(lines):
+            return pos
+        line = lines[pos.line - 1]
+        named = re.search(r"'([^'\n]+)'", message)
+        if named and pos.column <= len(line):
+            at = re.search(r"(?<![\w-])" + re.escape(named.group(1)) + r"(?![\w-])", line[pos.column - 1:])
+            if at and not line[pos.column - 1:pos.column - 1 + at.start()].count("\""):
+                start = pos.column + at.start()
+                return Position(pos.file, pos.line, start, (pos.line, start + len(named.group(1))))
+        m = _TOKEN.match(line, pos.column - 1) if pos.column <= len(line) else None
+        end = pos.column + (len(m.group(0)) if m else 0)
+        return Position(pos.file, pos.line, pos.column, (pos.line, end))
 
 
 def _diagnostic(pos: Position | None, severity: str, code: str, message: str, hint: str | None) -> dict:

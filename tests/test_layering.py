@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "interpreter"
 
-STAGES = ["errors", "reading", "model", "analysis", "runtime", "loading", "compiling", "api", "odds", "tools",
+STAGES = ["errors", "reading", "model", "analysis", "runtime", "loading", "compiling", "api", "odds", "tools", "lsp",
           "web", "cli", "__main__"]
 """Each top-level name of ``interpreter`` in pipeline order; a module may import only its own stage or lower ones."""
 

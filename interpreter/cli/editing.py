@@ -24,15 +24,19 @@ def add_editing_commands(sub, overlay_option) -> None:
                                     "satisfy, derived from the procedure's parameters and the ruleset's record types.")
     sc.add_argument("ruleset", help="the ruleset folder")
     sc.add_argument("procedure", help="the procedure whose situation inputs the schema describes")
+    sc.add_argument("--situation", action="store_true",
+                    help="the schema of a whole situation file for PROCEDURE (ruleset, procedure, title, dice, "
+                         "typed inputs), for a situation's `# yaml-language-server: $schema=...` modeline")
     overlay_option(sc)
     sc.set_defaults(func=cmd_schema)
 
 
 def cmd_schema(args) -> int:
     from ..api import find_procedure, load_ruleset
-    from ..loading.inputs import procedure_schema
+    from ..loading.inputs import procedure_schema, situation_schema
     r = load_ruleset(args.ruleset, tuple(args.overlays))
-    print(json.dumps(procedure_schema(r, find_procedure(r, args.procedure)), indent=2))
+    make = situation_schema if args.situation else procedure_schema
+    print(json.dumps(make(r, find_procedure(r, args.procedure)), indent=2))
     return 0
 
 

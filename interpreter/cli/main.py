@@ -117,7 +117,7 @@ def _run(argv) -> tuple[int, bool]:
             load_cache.set_disabled(cache_was_off)
 
 
-SHORT_COMMANDS = {"check", "list", "resolve", "test", "charts", "schema", "set", "cache"}
+SHORT_COMMANDS = {"check", "list", "resolve", "test", "charts", "schema", "set", "cache", "init"}
 """Commands whose work is bounded by the files they read: they run without Python's cyclic garbage collector,
 which would only re-traverse the loaded ruleset (half of `umpire test`'s time; peak memory is the same).
 Their memory stays bounded by the input limits (file size, values per file) and the adjudication limits
@@ -201,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--json", action="store_true", help="print the folder, its entries, size and state as JSON")
     ca.set_defaults(func=cmd_cache)
 
+    from ..lsp import add_lsp_commands
     from ..web import add_serve_command
     from .editing import add_editing_commands
     from .maps import add_map_command
@@ -211,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_editing_commands(sub, overlay_option)
     add_map_command(sub, overlay_option)
     add_serve_command(sub)
+    add_lsp_commands(sub)
     return p
 
 

@@ -80,6 +80,27 @@ def procedure_schema(ruleset: Ruleset, proc: Procedure) -> dict:
     return schema
 
 
+def situation_schema(ruleset: Ruleset, proc: Procedure) -> dict:
+    """The JSON Schema of a whole situation file for this procedure (``umpire schema RULESET PROC --situation``).
+
+    The shipped situation schema with ``procedure`` fixed to this one and ``inputs`` typed by its
+    parameters, so a ``$schema`` modeline pointing at it flags a wrong input name or value in any YAML editor.
+    """
+    import json
+
+    from ..reading.schema import SCHEMA_DIR
+    schema = json.loads((SCHEMA_DIR / "situation.schema.json").read_text(encoding="utf-8"))
+    schema.pop("$id", None)
+    schema["title"] = f"Umpire situation for {proc.name} (ruleset {ruleset.id})"
+    schema["properties"]["procedure"] = {"const": proc.name}
+    inputs = procedure_schema(ruleset, proc)
+    del inputs["$schema"]
+    schema["properties"]["inputs"] = inputs
+    if inputs.get("required"):
+        schema["required"] = list(schema["required"]) + ["inputs"]
+    return schema
+
+
 def check_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> None:
     """Validate inputs against the procedure's schema (once: the load cache remembers inputs that passed)."""
     from ..reading.schema import validate_value

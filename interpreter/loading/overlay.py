@@ -38,22 +38,27 @@ def apply_overlays(ruleset: Ruleset, paths, texts: dict[str, str] | None = None)
     log: list[Change] = []
     errors = ErrorCollector()
     for path in paths:
-        if str(path).lower().endswith((".csv", ".tsv")):
-            doc = read_chart_csv(path, (texts or {}).get(str(path)))
-        else:
-            doc = load_yaml(path, (texts or {}).get(str(path)))
-            validate(doc, "overlay")
-        if doc.data["extends"] != ruleset.id:
-            raise InputError(f"this overlay extends '{doc.data['extends']}', but the ruleset is '{ruleset.id}'",
-                             doc.at(("extends",)))
-        ruleset.overlays.append(str(path))
-        ruleset.files.append(str(path))
-        for i, change in enumerate(doc.data["changes"]):
-            with errors.attempt():
-                _apply(ruleset, doc, ("changes", i), change, touched, log)
+        with errors.attempt():      # a file that does not read still lets the next be checked
+            _apply_file(ruleset, path, texts, touched, log, errors)
     errors.raise_any()
     ruleset.changes = log
     return log
+
+
+def _apply_file(ruleset: Ruleset, path, texts, touched: dict, log: list, errors: ErrorCollector) -> None:
+    if str(path).lower().endswith((".csv", ".tsv")):
+        doc = read_chart_csv(path, (texts or {}).get(str(path)))
+    else:
+        doc = load_yaml(path, (texts or {}).get(str(path)))
+        validate(doc, "overlay")
+    if doc.data["extends"] != ruleset.id:
+        raise InputError(f"this overlay extends '{doc.data['extends']}', but the ruleset is '{ruleset.id}'",
+                         doc.at(("extends",)))
+    ruleset.overlays.append(str(path))
+    ruleset.files.append(str(path))
+    for i, change in enumerate(doc.data["changes"]):
+        with errors.attempt():
+            _apply(ruleset, doc, ("changes", i), change, touched, log)
 
 
 def _claim(touched: dict, key: tuple, where: Position, what: str) -> None:
@@ -209,11 +214,9 @@ def result_codes(table) -> str:
 
 def value_hint(table, raw) -> str:
     """A did-you-mean for a mistyped result code ('1KAI' -> '1KIA'), else what the codes look like."""
-    text = str(raw).strip()
-    number = re.search(r"\d+", text)
-    candidates = [rc.pattern.replace("#", number.group(0) if number else "1") for rc in table.results.values()]
-    return (did_you_mean(text.upper(), candidates) or did_you_mean(text, candidates)
-            or "# in a code stands for a number; leave a cell blank (or ?) when your chart does not say")
+    from ..model.tables import code_hint
+    return code_hint(table, raw, "# in a code stands for a number; leave a cell blank (or ?) when your chart does "
+                                 "not say")
 
 
 # ---- headings of open axes -------------------------------------------------------------

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..errors import AdjudicationError, InputError, Position, UnknownCellError
+from ..errors import AdjudicationError, InputError, Position, UnknownCellError, did_you_mean
 from .values import Record, exact, freeze, show
 
 UNKNOWN = object()
@@ -392,13 +392,21 @@ def _heading_hint(value, axis: Axis) -> str:
     return "headings are: " + ", ".join(map(str, axis.headings))
 
 
+def code_hint(table: Table, raw, otherwise: str = "# in a pattern stands for a number") -> str:
+    """The result code a mistyped cell was probably meant to be ('PTX' -> 'PTC'), its number kept."""
+    text = str(raw).strip()
+    digits = re.search(r"\d+", text)
+    written = {rc.pattern.replace("#", digits.group(0) if digits else "1"): rc for rc in table.results.values()}
+    return did_you_mean(text.upper(), written) or did_you_mean(text, written) or otherwise
+
+
 def _set_cell(self: Table, r: int, c: int, raw, source, doc, where) -> None:
     try:
         value = self.parse_cell(raw)
     except ValueError:
         codes = ", ".join(f"{rc.pattern}" for rc in self.results.values())
         raise InputError(f"cell value '{raw}' matches none of table '{self.name}''s result codes ({codes})",
-                         doc.at(where), hint="# in a pattern stands for a number") from None
+                         doc.at(where), hint=code_hint(self, raw)) from None
     self.cells[r][c] = value
     if value is not UNKNOWN:
         self.sources[(r, c)] = source

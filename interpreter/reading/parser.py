@@ -86,15 +86,26 @@ def _expected(terminals) -> str:
 
 
 def _token_text(token: Token) -> str:
+    """What was found, as read after "unexpected"."""
     if token.type == "_NL":
-        return "the end of the line"
+        return "end of the line"
     if token.type == "_INDENT":
-        return "more indentation"
+        return "indentation"
     if token.type == "_DEDENT":
-        return "less indentation"
+        return "end of the block"
     if token.type == "$END":
-        return "the end of the file"
+        return "end of the file"
     return f"'{token.value}'"
+
+
+def _line_start(token: Token, text: str) -> tuple[int, int]:
+    """Where the line after a newline token starts its text (an indentation token borrows the newline's place)."""
+    lines, after = text.splitlines(), token.line or 0
+    for number in range(after + 1, len(lines) + 1):
+        stripped = lines[number - 1].lstrip(" \t")
+        if stripped and not stripped.startswith("#"):
+            return number, len(lines[number - 1]) - len(stripped) + 1
+    return after or 1, token.column or 1
 
 
 # ---- parsing entry points -------------------------------------------------------------
@@ -201,7 +212,9 @@ def _parse_text(text: str, start: str, locate: _Locator):
         else:
             message = f"unexpected {_token_text(tok)}; expected {_expected(e.accepts or e.expected)}"
         line, column = (tok.line or e.line or 1), (tok.column or e.column or 1)
-        if tok.type in ("_NL", "_DEDENT", "$END") and e.line and e.line > 0:
+        if tok.type == "_INDENT":    # the over-indented line itself, where its text starts
+            line, column = _line_start(tok, text)
+        elif tok.type in ("_NL", "_DEDENT", "$END") and e.line and e.line > 0:
             line, column = e.line, e.column
         raise InputError(message, locate(line, column), hint=_hint_for(tok, e)) from None
     except UnexpectedCharacters as e:
@@ -217,17 +230,39 @@ def _parse_text(text: str, start: str, locate: _Locator):
     except UnexpectedEOF as e:
         raise InputError(f"the text ends too early; expected {_expected(e.expected)}",
                          locate(getattr(e, 'line', 1) or 1, getattr(e, 'column', 1) or 1)) from None
-    except DedentError as e:
-        found = re.search(r"column (\d+)", str(e))
+    except DedentError:
+        line, column = _bad_dedent(text)
         raise InputError("this line's indentation does not match any enclosing block",
-                         locate(1, 1) if not found else locate(1, 1),
+                         locate(line, column),
                          hint="indent each block by the same number of spaces") from None
     except UnexpectedInput as e:  # pragma: no cover - other lark errors
         raise InputError(f"syntax error: {e}", locate(getattr(e, "line", 1), getattr(e, "column", 1))) from None
 
 
+def _bad_dedent(text: str) -> tuple[int, int]:
+    """(line, column) of the first line that steps back to an indentation no enclosing block has."""
+    levels, depth = [0], 0
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.lstrip(" ")
+        if depth == 0 and stripped and not stripped.startswith("#"):
+            indent = len(line) - len(stripped)
+            if indent > levels[-1]:
+                levels.append(indent)
+            else:
+                while indent < levels[-1]:
+                    levels.pop()
+                if indent != levels[-1]:
+                    return number, indent + 1
+        code = re.sub(r'"([^"\\\n]|\\.)*"', '""', stripped.split("#", 1)[0] if '"' not in stripped else stripped)
+        depth = max(depth + sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}"), 0)
+    return 1, 1
+
+
 def _hint_for(token: Token, error: UnexpectedToken) -> str | None:
     expected = set(error.accepts or error.expected)
+    if token.type == "COLON" and "RSQB" in expected:
+        return ("the language has no slices: the items of a list xs from position 1 on are "
+                "list(xs[i] for i in range(1, len(xs)))")
     if token.type == "_NL" and "COLON" in expected:
         return "a line that opens a block (procedure, if, elif, else, for each) ends with ':'"
     if token.type == "_INDENT":

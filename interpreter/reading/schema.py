@@ -63,7 +63,7 @@ def translate(doc: Document, error, kind: str, base_path: tuple = ()) -> InputEr
         allowed = list(error.schema.get("properties", {}))
         extra = [k for k in error.instance if k not in allowed]
         key = extra[0] if extra else "?"
-        hint = did_you_mean(key, allowed)
+        hint = did_you_mean(key, allowed) or _flow_comma_hint(error.instance, key)
         expected = ", ".join(allowed) if allowed else "no other keys"
         return InputError(f"unknown key '{key}' in {where}; expected one of: {expected}",
                           doc.key_at(path + (key,)), hint=hint)
@@ -92,6 +92,18 @@ def translate(doc: Document, error, kind: str, base_path: tuple = ()) -> InputEr
         return InputError(f"{where} is {_describe(error.instance)}, which is not one of the accepted forms",
                           doc.at(path))
     return InputError(f"{where}: {error.message}", doc.at(path))
+
+
+def _flow_comma_hint(mapping, key) -> str | None:
+    """A key with no value right after a text value is usually text with a comma in a {...} mapping."""
+    if not isinstance(mapping, dict) or mapping.get(key, 0) is not None:
+        return None
+    keys = list(mapping)
+    before = keys[keys.index(key) - 1] if keys.index(key) > 0 else None
+    if before is None or not isinstance(mapping[before], str):
+        return None
+    return (f"in a {{...}} mapping a comma ends the entry, so '{before}: {mapping[before]}, {key}' reads as "
+            f"two entries; quote text that holds a comma: {before}: \"{mapping[before]}, {key}\"")
 
 
 def _most_specific(error):
