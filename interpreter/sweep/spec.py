@@ -81,6 +81,9 @@ def load_spec(path, text: str | None = None, max_cells: int | None = None, roots
                 raise InputError(f"'{key}' goes with a base situation given here, not with 'situation'",
                                  doc.key_at((key,)), "name the base situation (situation:) or give ruleset, "
                                  "procedure and inputs, not both")
+        if roots is not None and not _inside(here / data["situation"], roots):
+            raise InputError(f"situation '{data['situation']}' is outside the open rulesets", doc.at(("situation",)),
+                             "name a situation of an open ruleset")
         sit_path = referenced_file(here, data["situation"], doc.at(("situation",)), "situation")
         sit_doc = valid_document(sit_path, "situation")
         base = copy.deepcopy(sit_doc.data)
@@ -129,6 +132,10 @@ def load_spec(path, text: str | None = None, max_cells: int | None = None, roots
                 base, axes, cells, variants, question, heatmap)
 
 
+def _inside(path: Path, roots) -> bool:
+    return any(path.resolve().is_relative_to(Path(r).resolve()) for r in roots)
+
+
 def _within_roots(doc, root, roots, own, data) -> None:
     allowed = [Path(r).resolve() for r in roots]
     if Path(root).resolve() not in allowed:
@@ -136,7 +143,7 @@ def _within_roots(doc, root, roots, own, data) -> None:
                          if "situation" in data else doc.at(("ruleset",)),
                          "open rulesets: " + ", ".join(p.name for p in allowed))
     for w in own:
-        if not any(Path(w).resolve().is_relative_to(a) for a in allowed):
+        if not _inside(Path(w), roots):
             raise InputError(f"the base situation's overlay '{w}' is outside the open rulesets",
                              doc.at(("situation",)))
 
@@ -152,9 +159,9 @@ def _variants(doc, here: Path, own: tuple, roots) -> list[Variant]:
         files = []
         for j, name in enumerate(names):
             at = ("overlays", i) if isinstance(entry, str) else ("overlays", i, j)
-            found = referenced_file(here, name, doc.at(at), "overlay")
-            if roots is not None and not any(found.resolve().is_relative_to(Path(r).resolve()) for r in roots):
+            if roots is not None and not _inside(here / name, roots):
                 raise InputError(f"overlay '{name}' is outside the open rulesets", doc.at(at))
+            found = referenced_file(here, name, doc.at(at), "overlay")
             files.append(str(found))
         label = "+".join(Path(n).stem for n in names) or "none"
         if any(v.name == label for v in out):
