@@ -38,7 +38,7 @@ def test_explain_cites_the_rules_at_each_step_of_the_book_example(cli):
 
 
 @pytest.mark.parametrize("command", ["check", "list", "resolve", "test", "odds", "simulate", "charts", "diff",
-                                     "set", "schema", "serve", "init", "lsp"])
+                                     "set", "schema", "serve", "init", "lsp", "sweep"])
 def test_every_command_explains_itself(command, capsys):
     from interpreter.cli.main import main
     with pytest.raises(SystemExit) as e:

@@ -13,8 +13,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "interpreter"
 
-STAGES = ["errors", "reading", "model", "analysis", "runtime", "loading", "compiling", "api", "odds", "tools", "lsp",
-          "web", "cli", "__main__"]
+STAGES = ["errors", "reading", "model", "analysis", "runtime", "loading", "compiling", "api", "odds", "tools",
+          "sweep", "lsp", "web", "cli", "__main__"]
 """Each top-level name of ``interpreter`` in pipeline order; a module may import only its own stage or lower ones."""
 
 UNRANKED = {"__init__"}

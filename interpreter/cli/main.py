@@ -28,6 +28,7 @@ examples (the shipped rulesets are the folders under rulesets/):
   umpire odds SITUATION --by FIELD          exact odds
   umpire test RULESET                       the ruleset's own test cases
   umpire charts RULESET --template          a fill-in overlay for the unknown chart cells
+  umpire sweep SPEC -j 2 -o rows.csv        one question over a grid of situations and house rules
   umpire serve                              the web workbench on http://127.0.0.1:8000/
 
 exit codes:
@@ -207,10 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .maps import add_map_command
     from .odds import add_odds_commands
     from .overlays import add_overlay_commands
+    from .sweep import add_sweep_command
     add_odds_commands(sub, overlay_option)
     add_overlay_commands(sub, overlay_option)
     add_editing_commands(sub, overlay_option)
     add_map_command(sub, overlay_option)
+    add_sweep_command(sub)
     add_serve_command(sub)
     add_lsp_commands(sub)
     return p

@@ -15,6 +15,7 @@ Endpoints (all JSON; POST bodies are JSON objects):
   POST /api/simulate   {..., runs, seed}                            umpire simulate --json
   POST /api/diff       {ruleset, overlays, situation?, by, all_dice | keep_dice} umpire diff --json
   POST /api/charts     {ruleset, cells, name}       filled chart cells as an overlay file (checked)
+  GET  /sweep, POST /api/sweep_specs {}, POST /api/sweep {ruleset, text, name}   the sweep page (web/sweep.py)
 A situation is {"shipped": NAME} or {"text": ..., "name": ...}; overlays are a list of the same.
 Errors: status 400 (input) or 422 (cannot adjudicate) with {"error": {text, diagnostics}};
 413 body too large, 503 busy, 504 time limit; 421/403/415/401 from the guard (guard.py: Host,
@@ -145,6 +146,9 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 20.0, max_b
     async def index(request: Request):
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
+    async def sweep_page(request: Request):
+        return FileResponse(STATIC / "sweep.html", headers={"Cache-Control": "no-cache"})
+
     @asynccontextmanager
     async def lifespan(app):
         try:
@@ -155,6 +159,7 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 20.0, max_b
 
     routes = [Route("/", index), Route("/api/rulesets", rulesets_endpoint)] + \
         [post(n) for n in ("describe", "schema", "source", "resolve", "odds", "simulate", "diff", "charts")] + \
+        [Route("/sweep", sweep_page), post("sweep_specs"), post("sweep")] + \
         [Mount("/static", StaticFiles(directory=STATIC), name="static")]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(BodyLimit, limit=max_body)

@@ -20,6 +20,7 @@ from pathlib import Path
 from .. import api
 from ..errors import InputError, InputErrors, Position, UmpireError, diagnostics
 from ..tools import reports
+from . import sweep as sweep_page
 
 MAX_RUNS = 200_000
 """Most Monte Carlo runs one request may ask for (the page asks in chunks and shows progress)."""
@@ -351,6 +352,7 @@ def job_charts(ws: Workspace, params: dict) -> dict:
 JOBS = {"rulesets": job_rulesets, "describe": job_describe, "schema": job_schema, "source": job_source,
         "resolve": job_resolve, "odds": job_odds, "simulate": job_simulate, "diff": job_diff,
         "charts": job_charts}
+JOBS.update({"sweep_specs": sweep_page.job_sweep_specs, "sweep": sweep_page.job_sweep})   # the sweep page (sweep.py)
 
 
 def run_job(ws: Workspace, name: str, params: dict) -> tuple[str, dict]:
