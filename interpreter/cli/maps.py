@@ -14,7 +14,7 @@ def add_map_command(sub, overlay_option) -> None:
                                    "situation is adjudicated first, and every line of sight its rules worked out "
                                    "(map_line) is drawn with the hexes and hexsides it crossed. Without --svg or "
                                    "--png the SVG is printed.")
-    m.add_argument("situation")
+    m.add_argument("situation", help="a situation file that places its units on a map")
     overlay_option(m)
     m.add_argument("--svg", metavar="FILE", help="write the picture as SVG")
     m.add_argument("--png", metavar="FILE", help="write the picture as PNG (needs matplotlib: pip install -e '.[plot]')")
