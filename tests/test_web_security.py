@@ -158,3 +158,16 @@ def test_heavy_work_is_let_in_round_robin_by_client():
 
 def test_heavy_jobs_leave_a_worker_for_light_ones(app):
     assert app.state.pool.heavy.slots == len(app.state.pool.workers) - 1
+
+
+def test_nesting_is_refused_past_its_bound_whatever_the_parser_allows(client):
+    from interpreter.web.app import MAX_JSON_DEPTH
+    ok = {"ruleset": "aslsk", "situation": {"shipped": "prep_fire_fg_pbf.yaml"}, "x": [[[]]]}
+    assert client.post("/api/resolve", json=ok).json()["status"] == "ok"
+    inside = b"[" * MAX_JSON_DEPTH + b"]" * MAX_JSON_DEPTH
+    text = refused(client.post("/api/resolve", content=b'{"x": ' + inside + b"}",
+                               headers={"Content-Type": "application/json"}), 400)
+    assert f"more than {MAX_JSON_DEPTH} levels" in text
+    brackets_in_text = json.dumps({"ruleset": "aslsk", "situation": {"text": "[" * 500, "name": "x.yaml"}})
+    assert "nested too deeply" not in refused(client.post("/api/resolve", content=brackets_in_text,
+                                                          headers={"Content-Type": "application/json"}), 400)

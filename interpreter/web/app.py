@@ -25,6 +25,7 @@ Origin, JSON-only bodies, the --allow-remote token).
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,6 +42,26 @@ from .work import HEAVY, Busy, TimeLimit, WorkerCrashed, WorkerPool
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 1_000_000
 """Largest request body accepted, in bytes (a situation or overlay file is a few kilobytes)."""
+
+
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of arrays and objects a request body may have (the page's requests nest a few levels)."""
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def too_deep(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a JSON text nests deeper than ``limit``: checked before parsing, so the parser's own
+    recursion (whose limit depends on the process) never decides what is refused."""
+    depth = 0
+    for m in _BRACKETS.finditer(_STRINGS.sub(b'""', raw)):
+        if m.group() in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
 
 
 class BodyLimit:
@@ -117,6 +138,9 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 20.0, max_b
             raw = await request.body()
         except ClientDisconnect:        # the client went away mid-body: nobody is left to answer
             return None, _error(400, "error: the client disconnected before sending the whole request")
+        if too_deep(raw):
+            return None, _error(400, f"error: the request body is nested too deeply to read "
+                                     f"(more than {MAX_JSON_DEPTH} levels)")
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as e:
