@@ -1,6 +1,7 @@
 """The DSL's behaviour, on the fixture ruleset (a made-up game with an invented chart)."""
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -725,3 +726,39 @@ def test_a_result_of_emits_is_bounded_alike_traced_and_untraced(tmp_path, part, 
                 assert out.status == "error" and "limit 'nesting'" in out.reason, (trace, out.reason)
             else:
                 assert out.status == "ok" and out.value[part] == (((1,),),), (trace, out.reason)
+
+
+NESTING_BOUNDS = {             # what docs/language.md says the nesting limit (200 tree levels) allows
+    "parentheses": (98, lambda n: "(" * n + "1" + ")" * n),
+    "lists": (65, lambda n: "[" * n + "1" + "]" * n),
+    "records": (49, lambda n: "{a: " * n + "1" + "}" * n),
+    "function calls": (39, lambda n: "f(" * n + "1" + ")" * n),
+    "chain of terms": (197, lambda n: " + ".join(["1"] * n)),
+}
+
+
+@pytest.mark.parametrize("what", sorted(NESTING_BOUNDS))
+def test_the_nesting_limit_allows_what_the_documentation_says_and_one_more_is_refused(what):
+    from interpreter.errors import InputError, Position
+    from interpreter.reading.parser import parse_expression
+    bound, make = NESTING_BOUNDS[what]
+    parse_expression(make(bound), Position("x.yaml", 1, 1))
+    with pytest.raises(InputError) as e:
+        parse_expression(make(bound + 1), Position("x.yaml", 1, 1))
+    assert "nested more than 200 deep" in e.value.message and e.value.position.file == "x.yaml"
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "language.md").read_text()
+    assert f"{bound} nested {what}" in doc or f"chain of {bound} terms" in doc
+
+
+def test_nested_if_blocks_are_bounded_as_documented():
+    from interpreter.errors import InputError
+    from interpreter.reading.parser import parse_module
+
+    def blocks(n):
+        lines = ["procedure p():"] + ["    " * (i + 1) + "if true:" for i in range(n)] + ["    " * (n + 1) + "return 1"]
+        return "\n".join(lines) + "\n"
+    parse_module(blocks(96), "x.ump")
+    with pytest.raises(InputError) as e:
+        parse_module(blocks(97), "x.ump")
+    assert "nested more than 200 deep" in e.value.message
+    assert "96 nested `if` blocks" in (Path(__file__).resolve().parents[1] / "docs" / "language.md").read_text()

@@ -27,7 +27,9 @@ MAX_NUMBER_DIGITS = 100
 """Most digits a number literal may have (in procedures and DSL text alike)."""
 
 MAX_NESTING = 200
-"""Deepest syntax tree a procedure or expression may have (operators, brackets and blocks inside each other).
+"""Deepest syntax tree a procedure or expression may have, in levels of the parsed tree: a bracket, an
+operator, a record field or a block takes one or more levels each (docs/language.md gives what that allows:
+98 nested parentheses, 49 nested records, a chain of 197 terms ...; tests/test_language.py holds each bound).
 
 Real rules stay under 40; the bound keeps every later pass (checker, compiler, run) far from Python's
 recursion limit, so deeply nested text is a positioned error rather than a crash."""

@@ -68,7 +68,8 @@ def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), a
                 sit.dice, sit.dice_positions = [], []
         before = {label: p for label, p, _ in exact_odds(before_s, list(by)).rows}
         after = {label: p for label, p, _ in exact_odds(after_s, list(by)).rows}
-        labels = sorted(set(before) | set(after), key=lambda label: -max(before.get(label, 0), after.get(label, 0)))
+        labels = sorted(set(before) | set(after),     # largest share first; equal shares by label (any process)
+                        key=lambda label: (-max(before.get(label, 0), after.get(label, 0)), label))
         data["outcomes"] = [{"outcome": label, "before": str(before.get(label, 0)), "after": str(after.get(label, 0)),
                              "change": float(after.get(label, 0)) - float(before.get(label, 0)), "stop": stop_kind(label)}
                             for label in labels]
