@@ -130,6 +130,7 @@ class Situation:
     title: str | None = None
     source: str | None = None
     path: tuple = ()             # where the situation's mapping sits in ``doc`` (a test case's place)
+    board: Any = None            # the map value with its units and markers, when the situation gives a map
 
 
 def find_procedure(ruleset: Ruleset, name: str, pos=None) -> Procedure:
@@ -170,8 +171,10 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
     return situation_from(doc, (), data, ruleset)
 
 
-def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset) -> Situation:
-    """A Situation from a mapping (a situation file, or one test case)."""
+def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset, board: tuple | None = None) -> Situation:
+    """A Situation from a mapping (a situation file, or one test case). ``board``, when the map is written
+    elsewhere (a test case reusing a situation), is where its map and its placements are: two (document, path
+    of a mapping in it, the mapping)."""
     from .loading.inputs import prepare_inputs
     proc = find_procedure(ruleset, data["procedure"], doc.at(path + ("procedure",)))
     args = prepare_inputs(ruleset, proc, data.get("inputs") or {}, doc, path + ("inputs",))
@@ -179,8 +182,34 @@ def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset) -> 
     positions = [doc.at(path + ("dice", i)) for i in range(len(dice))]
     choices = dict(data.get("choices") or {})
     check_choices(ruleset, proc, choices, doc, path + ("choices",))
-    return Situation(doc.file, doc, ruleset, proc, args, dice, positions, choices,
-                     data.get("seed"), data.get("title"), data.get("source"), path)
+    s = Situation(doc.file, doc, ruleset, proc, args, dice, positions, choices,
+                  data.get("seed"), data.get("title"), data.get("source"), path)
+    own = (doc, path, data)
+    attach_board(s, *(board or (own, own)))
+    return s
+
+
+def attach_board(s: Situation, source: tuple, placed: tuple) -> None:
+    """The situation's map (``map:``) with the units and markers ``placed`` (``units:``, ``markers:``), each a
+    (document, path, mapping), into every parameter of type map."""
+    from .loading.maps import load_board, map_params
+    doc, path, data = source
+    board = load_board(s.ruleset, doc, path, data, placed)
+    names = map_params(s.procedure)
+    if board is None:
+        for p in s.procedure.params:
+            if p.name in names and p.default is None:
+                raise InputError(f"procedure '{s.procedure.name}' needs a map (its parameter '{p.name}'), and this "
+                                 "situation gives none", doc.at(path + ("procedure",)),
+                                 "add `map: FILE` (a map file), or write the map here")
+        return
+    if not names:
+        raise InputError(f"procedure '{s.procedure.name}' takes no map (it has no parameter of type map), so this "
+                         "map would not be read", doc.key_at(path + ("map",)),
+                         "remove `map:`, or choose a procedure that reads the board")
+    s.board = board
+    for name in names:
+        s.args[name] = board
 
 
 def decisions(ruleset: Ruleset, proc: Procedure) -> set[str]:
@@ -248,6 +277,11 @@ def run_situation(s: Situation, seed: int | None = None, trace: bool = True) -> 
     dice = GivenDice(s.dice, seed if seed is not None else s.seed, s.dice_positions)
     outcome = adjudicate(s.ruleset, s.procedure, s.args, dice, s.choices, trace)
     if outcome.error is not None and point_at_situation(s, outcome.error):
+        outcome.reason = str(outcome.error)
+    elif outcome.error is not None and outcome.error.code == "missing-fact":
+        given = "inputs" in (_get(s.doc.data, s.path) or {})
+        outcome.error.related.append((s.doc.at(s.path + (("inputs",) if given else ())),
+                                      "the situation that states neither"))
         outcome.reason = str(outcome.error)
     if outcome.status != "error" and dice.used < len(dice.entries):
         unused = len(dice.entries) - dice.used

@@ -184,6 +184,32 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
 class BuiltinArgumentError(ValueError):
     """Raised by a builtin function whose arguments are wrong; its message is shown with the call's position."""
 
+    value = None
+    """The argument it could not use, when the message names one (so a situation that gave it is named too)."""
+
+    def positioned(self, name: str, position: Position | None) -> AdjudicationError:
+        return AdjudicationError(f"{name}(): {self}", position, value=self.value)
+
+
+class MissingFactError(AdjudicationError):
+    """A fact the rules need that the situation neither states nor gives a map to derive it from (exit 2: the
+    situation is incomplete, as an input error is)."""
+
+    exit_code = 2
+    kind = "missing fact"
+    code = "missing-fact"
+
+
+class MissingFact(BuiltinArgumentError):
+    """Raised by the ``missing_fact`` builtin (``derive`` without a map or a stated value)."""
+
+    def __init__(self, message: str, hint: str):
+        super().__init__(message)
+        self.hint = hint
+
+    def positioned(self, name: str, position: Position | None) -> AdjudicationError:
+        return MissingFactError(str(self), position, self.hint)
+
 
 # ---- machine-readable diagnostics (for --json, editors and the web workbench) -------------
 

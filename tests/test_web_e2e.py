@@ -211,3 +211,17 @@ def test_a_situation_built_in_the_form_resolves_as_the_cli_resolves_it(page, tmp
                          "inputs: {unit: {counter: german 4-6-7, id: G1}}\ndice: [7]\n")
     assert shown == cli_json("resolve", situation, "--json")["result"]
     assert shown["outcome"] == "pinned"             # DR 7 equal to morale 7 pins (3.2.3)
+
+
+def test_a_situation_on_a_map_shows_its_board_and_line_of_sight(page):
+    open_ruleset(page, "panzer-grenadier")
+    page.select_option("#situation", "direct_fire_on_map.yaml")
+    page.click("#btn-resolve")
+    board = page.get_by_test_id("board")
+    expect(board).to_be_visible()
+    assert board.locator("svg polygon.hex").count() == 48        # every hex of maps/fire_demo.yaml
+    assert board.locator("svg line.los").count() == 1           # the line of sight the rules traced (a level line:
+    expect(board.locator("svg line.los")).to_be_attached()      # no height, so not "visible" to playwright)
+    assert board.locator('svg polygon[data-hex="0303"]').count() == 1
+    board.locator('svg polygon[data-hex="0302"]').click()
+    expect(board.locator("p")).to_contain_text("0302: heavy_woods")

@@ -181,11 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from ..web import add_serve_command
     from .editing import add_editing_commands
+    from .maps import add_map_command
     from .odds import add_odds_commands
     from .overlays import add_overlay_commands
     add_odds_commands(sub, overlay_option)
     add_overlay_commands(sub, overlay_option)
     add_editing_commands(sub, overlay_option)
+    add_map_command(sub, overlay_option)
     add_serve_command(sub)
     return p
 
@@ -277,7 +279,8 @@ def cmd_resolve(args) -> int:
     for w in outcome.warnings:
         print(str(w).replace(": error: ", ": warning: ", 1) if w.position else f"warning: {w.message}",
               file=sys.stderr)
-    return 1 if outcome.status == "error" else 0
+    # a missing fact (``derive`` with neither a map nor a stated value) is the situation's fault: exit 2
+    return getattr(outcome.error, "exit_code", 1) if outcome.status == "error" else 0
 
 
 def cmd_cache(args) -> int:

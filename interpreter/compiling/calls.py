@@ -54,7 +54,7 @@ class CallCompiler:
             except BuiltinArgumentError as exc:
                 if any(v is DEAD for v in values):
                     return DEAD
-                raise AdjudicationError(f"{name}(): {exc}", pos) from None
+                raise exc.positioned(name, pos) from None
             except (TypeError, ValueError, AttributeError):
                 if any(v is DEAD for v in values):
                     return DEAD
@@ -75,7 +75,7 @@ class CallCompiler:
             except BuiltinArgumentError as exc:
                 if any(v is DEAD for v in values):
                     return DEAD
-                raise AdjudicationError(f"{name}(): {exc}", pos) from None
+                raise exc.positioned(name, pos) from None
         return build_list
 
     def e_aggregate(self, e: ast.Aggregate):

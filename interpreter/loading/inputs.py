@@ -23,6 +23,7 @@ _SCALAR_SCHEMAS = {
     "bool": {"type": "boolean"},
     "text": {"type": ["string", "number"]},
     "any": {},
+    "map": {"description": "a map comes from the situation's `map:` (with `units:` and `markers:`), not its inputs"},
 }
 
 
@@ -67,8 +68,10 @@ def record_schema(ruleset: Ruleset, t: TypeDef, seen: frozenset = frozenset()) -
 
 def procedure_schema(ruleset: Ruleset, proc: Procedure) -> dict:
     """The JSON Schema of a situation's ``inputs:`` for this procedure."""
-    props = {p.name: type_schema(ruleset, p.type) for p in proc.params}
-    required = [p.name for p in proc.params if p.default is None]
+    # a map comes from the situation's `map:`, never from its inputs
+    params = [p for p in proc.params if isinstance(p.type, tuple) or p.type.name != "map"]
+    props = {p.name: type_schema(ruleset, p.type) for p in params}
+    required = [p.name for p in params if p.default is None]
     schema = {"$schema": "http://json-schema.org/draft-07/schema#",
               "title": f"inputs of {proc.name}", "type": "object", "properties": props,
               "additionalProperties": False}
@@ -88,6 +91,11 @@ def check_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document,
 def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> dict:
     """Validate and coerce a situation's inputs into the procedure's arguments."""
     inputs = inputs or {}
+    for p in proc.params:
+        if p.name in inputs and not isinstance(p.type, tuple) and p.type.name == "map":
+            raise InputError(f"'{p.name}' is the map: it comes from the situation's `map:` (with `units:` and "
+                             "`markers:`), not from its inputs", doc.key_at(path + (p.name,)),
+                             "move it to `map:` beside `inputs:`")
     check_inputs(ruleset, proc, inputs, doc, path)
     args = {}
     errors = ErrorCollector()

@@ -82,3 +82,47 @@ def hex_distance(a, b, layout=None) -> int:
     ax, ay, az = to_cube(a, layout)
     bx, by, bz = to_cube(b, layout)
     return max(abs(ax - bx), abs(ay - by), abs(az - bz))
+
+
+def from_cube(c: tuple[int, int, int], layout: str) -> tuple[int, ...]:
+    """The coordinates of cube hex ``c`` as ``layout`` writes them (the inverse of ``to_cube``)."""
+    q, r, s = c
+    if layout == "cube":
+        return q, r, s
+    if layout == "axial":
+        return q, r
+    if layout == "odd-q":
+        return q, r + (q - (q & 1)) // 2
+    if layout == "even-q":
+        return q, r + (q + (q & 1)) // 2
+    if layout == "odd-r":
+        return q + (r - (r & 1)) // 2, r
+    if layout == "even-r":
+        return q + (r + (r & 1)) // 2, r
+    raise HexError(f"unknown hex layout {layout!r}; layouts are: {', '.join(LAYOUTS)}")
+
+
+ORIENTATIONS = ("flat", "pointy")
+
+DIRECTIONS = {
+    # direction 1..6, clockwise from the top, as cube steps (rows grow downward)
+    "flat": ((0, -1, 1), (1, -1, 0), (1, 0, -1), (0, 1, -1), (-1, 1, 0), (-1, 0, 1)),     # N NE SE S SW NW
+    "pointy": ((1, -1, 0), (1, 0, -1), (0, 1, -1), (-1, 1, 0), (-1, 0, 1), (0, -1, 1)),   # NE E SE SW W NW
+}
+"""The six neighbours of a hex, numbered 1 to 6 clockwise from the top hexside (flat-topped hexes: the hex above;
+pointy-topped hexes: the one up and to the right)."""
+
+DIRECTION_NAMES = {"flat": ("N", "NE", "SE", "S", "SW", "NW"), "pointy": ("NE", "E", "SE", "SW", "W", "NW")}
+
+
+def orientation_of(layout: str) -> str:
+    """Columns of hexes (``*-q``) are flat-topped, rows (``*-r``) pointy-topped; axial and cube default to flat."""
+    return "pointy" if layout.endswith("-r") else "flat"
+
+
+def cube_distance(a: tuple, b: tuple) -> int:
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]), abs(a[2] - b[2]))
+
+
+def step(c: tuple, d: tuple) -> tuple[int, int, int]:
+    return c[0] + d[0], c[1] + d[1], c[2] + d[2]

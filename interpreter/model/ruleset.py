@@ -34,7 +34,7 @@ LIMIT_CEILINGS = {"steps": 100_000_000, "loop": 1_000_000, "depth": 200, "dice":
 if sys.get_int_max_str_digits() and sys.get_int_max_str_digits() < LIMIT_CEILINGS["digits"] + 1:
     sys.set_int_max_str_digits(LIMIT_CEILINGS["digits"] + 1)
 
-SCALAR_TYPES = {"int", "number", "bool", "text", "any"}
+SCALAR_TYPES = {"int", "number", "bool", "text", "any", "map"}
 
 
 @dataclass

@@ -372,6 +372,31 @@ class _ToAst(Transformer):
     def choose(self, meta, c):
         return ast.Choose(self._pos(meta), self._binding(c[0]), c[1], c[2])
 
+    def derive(self, meta, c):
+        """``derive NAME = EXPR from MAP else GIVEN``: NAME is EXPR when MAP is not null, else the stated GIVEN,
+        else the situation is missing a fact. Written as the ``if`` it means, with a note for the trace."""
+        pos = self._pos(meta)
+        name, derived, board, given = self._binding(c[0]), c[1], c[2], c[3]
+        null = ast.Literal(pos, None)
+        var = ast.Name(pos, name)
+        fact = ast.unparse(given)
+
+        def note(*parts):
+            return ast.Note(pos, ast.Interpolated(pos, parts))
+
+        stated = ast.Conditional(pos, ast.Literal(pos, ""),
+                                 ast.Logical(pos, "or", (ast.Binary(pos, "==", given, null),
+                                                         ast.Binary(pos, "==", given, var))),
+                                 ast.Interpolated(pos, (f" (the situation also states {fact} = ", given,
+                                                        ", which the map's value replaces)")))
+        from_map = (ast.Let(pos, name, derived), note(f"{name} = ", var, ": derived from the map", stated))
+        from_given = (ast.Let(pos, name, given), note(f"{name} = ", var, f": given, not derived ({fact})"))
+        missing = (ast.Let(pos, name, ast.Function(pos, "missing_fact", (ast.Arg(None, ast.Literal(pos, fact)),
+                                                                         ast.Arg(None, ast.Literal(pos, name))))),)
+        return ast.If(pos, (ast.Branch(ast.Binary(pos, "!=", board, null), from_map, None, pos),
+                            ast.Branch(ast.Binary(pos, "!=", given, null), from_given, None, pos),
+                            ast.Branch(None, missing, None, pos)))
+
     def if_(self, meta, c):
         condition, cite, body, *rest = c
         branches = [ast.Branch(condition, body, cite, self._pos(meta))]

@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from ..errors import BuiltinArgumentError
+from ..errors import BuiltinArgumentError, MissingFact
 from ..model.hexgrid import hex_distance
 from ..model.values import Roll, show, type_name
+from .board import MAP_BUILTINS
 
 
 def _floor(x):
@@ -80,6 +81,14 @@ def _index_of(xs, x):
     return None
 
 
+def _missing_fact(fact, name=None):
+    """Stop: the situation neither states ``fact`` nor gives a map to derive it from (``derive``)."""
+    what = f"'{show(fact)}'" + (f" (for {show(name)})" if name is not None and name != fact else "")
+    raise MissingFact(f"the situation states no {what} and gives no map to derive it from",
+                      f"state {show(fact)} in the situation's inputs, or give the situation a map (`map:`, with "
+                      "its units placed), from which the rules derive it")
+
+
 BUILTINS: dict[str, tuple[Callable, int, int]] = {
     # name: (function, min args, max args)
     "floor": (_floor, 1, 1), "ceil": (_ceil, 1, 1), "abs": (abs, 1, 1),
@@ -91,6 +100,8 @@ BUILTINS: dict[str, tuple[Callable, int, int]] = {
     "all": (lambda xs: all(x is True for x in xs), 1, 1),
     "hex_distance": (hex_distance, 2, 3),
     "range": (_range, 1, 2), "index_of": (_index_of, 2, 2),
+    "missing_fact": (_missing_fact, 1, 2),
+    **MAP_BUILTINS,
 }
 
 # builtins that build a list: the length they would build from their arguments, checked against limit

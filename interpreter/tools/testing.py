@@ -102,12 +102,16 @@ def _case_situation(case: Case, ruleset=None):
                                "situation")
     sit_doc = valid_document(sit_file, "situation")
     base = sit_doc.data
+    # the map and what stands on it: the case's own when it gives them, else the situation's
+    own_case, situation_file = (case.doc, case.path, data), (sit_doc, (), base)
+    board = (own_case if "map" in data else situation_file,
+             own_case if "map" in data or "units" in data or "markers" in data else situation_file)
     if "procedure" in data or "inputs" in data:
         # inputs are checked against the procedure, so they are read together from the case
         own = {"procedure": data.get("procedure", base["procedure"]), "inputs": data.get("inputs", base.get("inputs"))}
-        situation = situation_from(case.doc, case.path, own, ruleset)
+        situation = situation_from(case.doc, case.path, own, ruleset, board)
     else:
-        situation = situation_from(sit_doc, (), base, ruleset)
+        situation = situation_from(sit_doc, (), base, ruleset, board)
     if "change_inputs" in data:
         # only these inputs change: each keeps the position of the file it came from
         from ..loading.inputs import check_inputs, coerce

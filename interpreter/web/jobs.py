@@ -207,8 +207,11 @@ def job_resolve(ws: Workspace, params: dict) -> dict:
     from ..runtime.trace import brief_events
     rid = params.get("ruleset")
     s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
-    outcome = api.run_situation(s, seed=_int(params, "seed"), trace=True)
+    from ..tools.board_picture import adjudicated_lines, scene, svg
+    outcome, lines = adjudicated_lines(lambda: api.run_situation(s, seed=_int(params, "seed"), trace=True))
     data = api.outcome_json(s, outcome)
+    if s.board is not None:     # the board, as `umpire map` draws it (our own SVG: escaped text, no script)
+        data["board_svg"] = svg(scene(s.board, lines))
     data["situation"] = ws.display.get(s.file, s.file)
     data["title"], data["source"] = s.title, s.source
     data["cite"] = data.get("cite")

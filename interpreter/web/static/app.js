@@ -270,10 +270,27 @@ function drawResolve(d) {
       d.dice.length ? d.dice.map(x => x.length > 1 ? `[${x.join(", ")}]` : String(x[0])).join("  ") : "none rolled",
       rolled && d.seed !== null ? h("span", {class: "muted"}, `   seed ${d.seed} `,
         h("button", {class: "link", text: "replay this seed", onclick: () => { $("#seed").value = d.seed; resolve(); }})) : null),
+    d.board_svg ? boardView(d.board_svg) : null,
     h("details", {class: "json"}, h("summary", {text: "result as JSON"}),
       h("pre", {"data-testid": "result-json", text: JSON.stringify(d.result, null, 2)})),
     h("h3", {text: "Trace"}),
     traceView(d.trace, $("#brief").checked));
+}
+
+function boardView(text) {
+  // the server's own SVG (umpire map): parsed as SVG, never as HTML, and only its svg element is kept
+  const svg = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
+  const box = h("div", {class: "board", "data-testid": "board"}, h("h3", {text: "Board"}));
+  if (svg && svg.nodeName === "svg") {
+    svg.querySelectorAll("script, foreignObject").forEach(n => n.remove());
+    box.append(document.importNode(svg, true));
+    const shown = h("p", {class: "small muted", text: "Point at a hex for its terrain."});
+    box.append(shown);
+    box.querySelectorAll("polygon.hex").forEach(p => p.addEventListener("click", () => {
+      shown.textContent = p.querySelector("title")?.textContent || p.dataset.hex;
+    }));
+  }
+  return box;
 }
 
 function isCode(v) {

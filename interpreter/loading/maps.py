@@ -1,0 +1,97 @@
+"""A situation's board: its map (a map file or one written in the situation), and the units and markers on it.
+
+The map is read and checked like every other file (schemas/map.schema.json, positioned errors); terrain and
+feature names are checked against the ruleset's catalogues the map names; every placement must name a hex of
+the map. The result is one map value (model/hexmap.py), which fills the procedure's parameters of type ``map``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError, did_you_mean
+from ..model.hexmap import _widths, build_map, label_text, place
+from ..model.ruleset import Ruleset
+from ..model.values import Record, freeze
+from ..reading.source import Document, referenced_file
+
+
+def map_params(proc) -> list[str]:
+    return [p.name for p in proc.params if not isinstance(p.type, tuple) and p.type.name == "map"]
+
+
+def load_board(ruleset: Ruleset, doc: Document, path: tuple, data: dict, placed: tuple | None = None) -> Record | None:
+    """The map value of a situation (or test case) mapping at ``path`` in ``doc``, with its placements (from
+    ``placed``, another (document, path, mapping), when they are written elsewhere: a test case that moves the
+    units of the situation it reuses); None when it gives no map. Units or markers without a map are an error
+    (they would have nowhere to stand)."""
+    spec = data.get("map")
+    pdoc, ppath, pdata = placed or (doc, path, data)
+    if spec is None:
+        for key in ("units", "markers"):
+            if pdata.get(key):
+                raise InputError(f"`{key}:` places things on a map, but this situation gives no `map:`",
+                                 pdoc.key_at(ppath + (key,)), "add `map: FILE` (a map file) or write the map here")
+        return None
+    if isinstance(spec, str):
+        from .cache import valid_document
+        file = referenced_file(Path(doc.file).parent, spec, doc.at(path + ("map",)), "map")
+        map_doc, map_path = valid_document(file, "map"), ()
+    else:
+        from ..reading.schema import validate_value, validator
+        validate_value(spec, validator("map").schema, doc, path + ("map",), "map")
+        map_doc, map_path = doc, path + ("map",)
+    board = _read_map(ruleset, map_doc, map_path)
+    return _place(board, pdoc, ppath, pdata)
+
+
+def _read_map(ruleset: Ruleset, doc: Document, path: tuple) -> Record:
+    data = doc.data
+    for p in path:
+        data = data[p]
+    at = lambda p: doc.at(path + p)          # noqa: E731
+    named = data.get("catalogues") or {}
+    for kind, name in named.items():
+        if name not in ruleset.catalogues:
+            raise InputError(f"ruleset '{ruleset.id}' has no catalogue '{name}' for this map's {kind}",
+                             at(("catalogues", kind)), did_you_mean(name, ruleset.catalogues)
+                             or f"its catalogues: {', '.join(sorted(ruleset.catalogues)) or 'none'}")
+
+    def check(kind, value, where):
+        name = named.get(kind)
+        if name is None:
+            return
+        entries = ruleset.catalogues[name].entries
+        if value not in entries:
+            raise InputError(f"'{value}' is not an entry of catalogue '{name}' (this map's {kind})", at(where),
+                             did_you_mean(value, entries) or f"its entries: {', '.join(list(entries)[:12])}"
+                             + (", ..." if len(entries) > 12 else ""))
+
+    return build_map(data, at, check)
+
+
+def _place(board: Record, doc: Document, path: tuple, data: dict) -> Record:
+    hexes = board["hexes"]
+    widths = _widths(board["boards"])
+    units: list = []
+    markers: list = []
+    seen: dict[str, int] = {}
+    for key in ("units", "markers"):
+        placed = []
+        for i, item in enumerate(data.get(key) or ()):
+            label = label_text(item["hex"], widths)
+            if label not in hexes:
+                raise InputError(f"hex '{label}' is not on the map, so nothing can be placed there",
+                                 doc.at(path + (key, i, "hex")), did_you_mean(label, hexes) or None)
+            if key == "units":
+                uid = str(item["id"])
+                if uid in seen:
+                    raise InputError(f"unit '{uid}' is placed twice (also item {seen[uid] + 1})",
+                                     doc.at(path + (key, i, "id")), "a unit stands in one hex; give each its own id")
+                seen[uid] = i
+            placed.append(freeze(dict(item, hex=label, **({"id": str(item["id"])} if key == "units" else {}))))
+        if key == "units":
+            units = placed
+        else:
+            markers = placed
+    return place(board, tuple(units), tuple(markers))
