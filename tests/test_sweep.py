@@ -161,6 +161,7 @@ def test_the_cell_count_is_shown_before_work_and_capped(tmp_path, cli):
     (("catalogue: terrain", "catalogue: terain"), 10, "has no catalogue 'terain'"),
     (("y: dm}", "y: dms}"), 22, "heatmap y 'dms' is not an axis"),
     (("values: [false, true]", "values: [false, maybe]"), 14, "axis 'dm' value 'maybe'"),
+    (("by: [rallied]", "by: [ralied]"), 21, "no outcome has the field 'ralied'"),     # found by the first cell
 ])
 def test_a_spec_typo_gets_a_positioned_error_with_a_suggestion(tmp_path, cli, change, line, expected):
     spec_path = write(tmp_path, SPEC.replace(*change))

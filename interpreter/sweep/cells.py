@@ -79,6 +79,8 @@ def run_cell(task: dict) -> dict:
     except LimitError as e:
         return {"status": "limit", "reason": e.message}
     except InputError as e:
+        if e.position is None:      # not about the situation (its errors name its file): about the question
+            return {"status": "invalid", "reason": e.message, "question": True, "hint": e.hint}
         return {"status": "invalid", "reason": str(e).split("\n")[0]}
     except UmpireError as e:
         return {"status": "error", "reason": e.message}

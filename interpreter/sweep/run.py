@@ -161,5 +161,29 @@ def run_sweep(spec, jobs: int = 1, dask: str | None = None, use_store: bool = Tr
     """The spec's rows (output.build_rows), how many cells were read back from the store, and the tasks."""
     from .output import build_rows
     tasks = tasks_of(spec)
+    if tasks:
+        check_question(spec, tasks[0], use_store)
     results, reused = run_tasks(tasks, jobs, dask, use_store, progress)
+    for result in results:          # a cell the first one did not show it for (one refused before the question)
+        if result.get("question"):
+            _question_error(spec, result)
     return build_rows(spec, tasks, results), reused, tasks
+
+
+def check_question(spec, task: dict, use_store: bool) -> None:
+    """Run the first cell here before the rest: a question the results cannot answer (a --by field they do
+    not have) is the spec's error, at its line, not a row of the same reason for every cell."""
+    found = cells.stored(task["key"]) if use_store else None
+    if found is not None:
+        return
+    result = cells.run_cell(task)
+    if result.get("question"):
+        _question_error(spec, result)
+    if use_store:
+        cells.store(task["key"], result)
+
+
+def _question_error(spec, result: dict):
+    from ..errors import InputError
+    kind = next(iter(spec.question))
+    raise InputError(result["reason"], spec.doc.at(("question", kind, "by")), result.get("hint"))
