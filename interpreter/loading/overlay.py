@@ -21,7 +21,7 @@ from pathlib import Path
 from ..errors import ErrorCollector, InputError, Position, did_you_mean
 from ..model.ruleset import Change, Ruleset
 from ..model.tables import UNKNOWN, Axis, parse_band
-from ..model.values import exact, freeze, show
+from ..model.values import exact, freeze, normalise, show
 from ..reading import syntax as ast
 from ..reading.parser import parse_module, parse_steps
 from ..reading.schema import validate
@@ -227,6 +227,10 @@ def _heading(axis: Axis, raw):
             return int(text)
         if numeric and axis.match != "bands" and re.fullmatch(r"-?\d+\.\d+", text):
             return exact(float(text))
+        m = re.fullmatch(r"(-?)(?:(\d+) )?(\d+)/(\d+)", text) if numeric and axis.match != "bands" else None
+        if m and int(m.group(4)):       # a fraction as the templates show one: "1/2", "1 1/2"
+            value = int(m.group(2) or 0) + Fraction(int(m.group(3)), int(m.group(4)))
+            return normalise(-value if m.group(1) else value)
         return text
     return raw
 

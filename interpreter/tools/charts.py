@@ -202,3 +202,44 @@ def _csv_template(r, tables) -> str:
             lines.append(_csv_line([_text(rh)] + [_text(t.cells[ri][ci]) if ci is not None and _known(t, ri, ci)
                                                   else None for ci in index]))
     return "\n".join(lines) + "\n"
+
+
+# ---- how far a player's charts go --------------------------------------------------------------
+
+def table_counts(t) -> dict:
+    """One table's cells: from the rulebook, filled by an overlay (the player's charts), still unknown."""
+    from ..model.tables import UNKNOWN
+    unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row) if v is UNKNOWN]
+    filled = sum(1 for key in t.origins if t.cells[key[0]][key[1]] is not UNKNOWN)
+    return {"table": t.name, "title": t.title, "player_aid": t.player_aid, "cells": t.size,
+            "known": t.known_count, "book": t.known_count - filled, "filled": filled, "unknown": len(unknown),
+            "rows_with_unknowns": [t.rows.label(i) for i in sorted({ri for ri, _ in unknown})],
+            "columns_with_unknowns": [t.columns.label(i) for i in sorted({ci for _, ci in unknown})]
+            if t.columns else [],
+            "structure_unknown": t.structure_unknown, "open_axes": t.open_axes}
+
+
+def situation_stops(r, overlays: tuple = ()) -> list[dict]:
+    """Each shipped situation of ruleset ``r`` (with these overlays, and the player's applied charts), every
+    roll enumerated: its share of outcomes that stop on a chart cell nobody supplied, and those cells."""
+    from ..api import load_situation
+    from ..errors import UmpireError
+    from ..odds.exact import NEEDS_CHART, budgeted_odds
+    out = []
+    for path in sorted((r.root / "situations").glob("*.y*ml")):
+        entry: dict = {"situation": str(path)}
+        try:
+            s = load_situation(path, overlays)
+            s.dice, s.dice_positions = [], []
+            report = budgeted_odds(s, [])
+        except UmpireError as e:
+            entry["error"] = str(e).splitlines()[0]
+            out.append(entry)
+            continue
+        stops = [(label[len(NEEDS_CHART):].lstrip(": "), p) for label, p, _ in report.rows
+                 if label.startswith(NEEDS_CHART)]
+        entry["needs_chart"] = float(report.needs_chart())
+        entry["cells"] = [{"cell": cell, "table": cell.split(" ", 1)[0], "share": float(p)}
+                          for cell, p in sorted(stops, key=lambda x: -x[1])]
+        out.append(entry)
+    return out
