@@ -121,7 +121,9 @@ def charts_text(where, r, report: list, stops: list | None) -> str:
                     by_table.setdefault(c["table"], []).append(c["cell"])
                 shown = "; ".join(f"{t} ({len(cs)} cell{'s' if len(cs) > 1 else ''}, e.g. {cs[0]})"
                                   for t, cs in by_table.items())
-                lines.append(f"  {name}: {s['needs_chart'] * 100:.1f}% of outcomes stop on {shown}")
+                lines.append(f"  {name}: {s['needs_chart'] * 100:.1f}% of outcomes stop on {shown}"
+                             + (f" (a sample of {s['estimated_from_runs']} runs: too many to count exactly)"
+                                if "estimated_from_runs" in s else ""))
     return "\n".join(lines)
 
 

@@ -175,7 +175,7 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
         if _blank(raw):
             continue
         try:
-            value = table.parse_cell(raw)
+            value = table.parse_cell(_typed(table, raw, pos))
         except ValueError:
             raise InputError(f"'{raw}' matches none of table '{name}''s result codes ({result_codes(table)})", pos,
                              value_hint(table, raw)) from None
@@ -194,6 +194,31 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
         table.origins[(ri, ci)] = pos
         changed += 1
     log.append(Change("tables", name, f"{changed} cell(s) filled", doc.at(path)))
+
+
+def _typed(table, raw, pos: Position):
+    """A value typed as text (a CSV field, a quoted YAML value, the workbench) in the kind of value its table
+    holds: "6" is the number 6 unless every revealed cell is text, and on a table of numbers (no result codes,
+    every revealed cell a number) text that is no number is refused."""
+    if table.results or not isinstance(raw, str):
+        return raw
+    known = [v for row in table.cells for v in row if v is not UNKNOWN]
+    numeric = bool(known) and all(isinstance(v, (int, Fraction)) and not isinstance(v, bool) for v in known)
+    if known and all(isinstance(v, str) for v in known):
+        return raw                      # a table of text (even "4": ASLSK's movement factors are text)
+    text = raw.strip()
+    if re.fullmatch(r"[-+]?\d+", text):
+        return int(text)
+    if re.fullmatch(r"[-+]?\d*\.\d+", text):
+        return exact(float(text))
+    m = re.fullmatch(r"(-?)(?:(\d+) )?(\d+)/(\d+)", text)
+    if m and int(m.group(4)):
+        value = int(m.group(2) or 0) + Fraction(int(m.group(3)), int(m.group(4)))
+        return normalise(-value if m.group(1) else value)
+    if numeric:
+        raise InputError(f"'{raw}' is not a number; table '{table.name}' holds numbers", pos,
+                         "type the number printed on your card (a blank or ? where it gives none)")
+    return raw
 
 
 def result_codes(table) -> str:

@@ -15,6 +15,7 @@ Endpoints (all JSON; POST bodies are JSON objects):
   POST /api/simulate   {..., runs, seed}                            umpire simulate --json
   POST /api/diff       {ruleset, overlays, situation?, by, keep_dice} umpire diff --json
   POST /api/charts     {ruleset, cells, name}       filled chart cells as an overlay file (checked)
+  POST /api/chart_check {ruleset, tables, name}     the chart editor's grids checked cell by cell (web/charts.py)
 A situation is {"shipped": NAME} or {"text": ..., "name": ...}; overlays are a list of the same.
 Errors: status 400 (input) or 422 (cannot adjudicate) with {"error": {text, diagnostics}};
 413 body too large, 503 busy, 504 time limit.
@@ -132,7 +133,8 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 10.0, max_b
             upload.cleanup()
 
     routes = [Route("/", index), Route("/api/rulesets", rulesets_endpoint)] + \
-        [post(n) for n in ("describe", "schema", "source", "resolve", "odds", "simulate", "diff", "charts")] + \
+        [post(n) for n in ("describe", "schema", "source", "resolve", "odds", "simulate", "diff", "charts",
+                           "chart_check")] + \
         [Mount("/static", StaticFiles(directory=STATIC), name="static")]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(BodyLimit, limit=max_body)
