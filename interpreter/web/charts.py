@@ -63,7 +63,8 @@ def read_specs(r, raw) -> list[dict]:
 def cell_problems(r, specs: list[dict]) -> list[dict]:
     """Each typed value that matches none of its table's result codes, or that differs from a cell the
     rulebook reveals: shown on that cell."""
-    from ..loading.overlay import _heading, _same, result_codes, value_hint
+    from ..loading.chart_grids import _heading
+    from ..loading.overlay import _same, result_codes, value_hint
     from ..model.tables import UNKNOWN
     from ..model.values import show
     problems = []
