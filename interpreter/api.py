@@ -45,13 +45,18 @@ def _fingerprint(paths) -> tuple:
     return tuple(out)
 
 
-def load_ruleset(path, overlays: tuple = (), use_cache: bool = True, prefix_caching: bool = True) -> Ruleset:
-    return load_ruleset_with_warnings(path, overlays, use_cache, prefix_caching)[0]
+def load_ruleset(path, overlays: tuple = (), use_cache: bool = True, prefix_caching: bool = True,
+                 charts_near=None) -> Ruleset:
+    return load_ruleset_with_warnings(path, overlays, use_cache, prefix_caching, charts_near=charts_near)[0]
 
 
 def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = True,
-                               prefix_caching: bool = True, lazy: bool = True) -> tuple[Ruleset, list[str]]:
+                               prefix_caching: bool = True, lazy: bool = True,
+                               charts_near=None) -> tuple[Ruleset, list[str]]:
     """A ruleset folder (plus overlays, applied in order) as a checked, compiled Ruleset.
+
+    The player's applied charts (loading/applied.py: the registered chart overlay for this ruleset, or
+    one in a ``charts/`` folder in ``charts_near``) come first, unless turned off (``--no-charts``).
 
     ``use_cache=False`` loads afresh in this process (the on-disk cache, which is keyed by the files'
     contents, still serves it). ``prefix_caching=False`` compiles without reusing procedures'
@@ -61,6 +66,11 @@ def load_ruleset_with_warnings(path, overlays: tuple = (), use_cache: bool = Tru
     from .compiling.compiler import Compiler
     root = find_root(path)
     overlays = tuple(str(o) for o in overlays)
+    from .loading.applied import charts_for
+    mine = charts_for(root, charts_near)
+    if mine:
+        given = {os.path.realpath(o) for o in overlays}
+        overlays = tuple(c for c in mine if os.path.realpath(c) not in given) + overlays
     key = (str(Path(root).resolve()),) + _fingerprint(ruleset_files(root) + list(overlays)) + (prefix_caching,)
     if use_cache and key in _CACHE:
         _CACHE[key] = found = _CACHE.pop(key)      # now the most recently used
@@ -173,7 +183,7 @@ def load_situation(path, overlays: tuple = (), text: str | None = None, roots=No
             if not any(Path(w).resolve().is_relative_to(a) for a in allowed):
                 raise InputError(f"overlay '{data['with'][i]}' is outside the open rulesets",
                                  doc.at(("with", i)), "choose it as an overlay instead")
-    ruleset = load_ruleset(ruleset_path, extra + tuple(overlays))
+    ruleset = load_ruleset(ruleset_path, extra + tuple(overlays), charts_near=Path(path).parent)
     return situation_from(doc, (), data, ruleset)
 
 
@@ -333,7 +343,9 @@ def _get(data, path: tuple):
 
 def outcome_json(s: Situation, outcome: Outcome) -> dict:
     """One adjudication's result and trace as data (``umpire resolve --json``)."""
-    data = {"situation": s.file, "procedure": s.procedure.name, "status": outcome.status,
+    from .loading.applied import applied_to
+    data = {"situation": s.file, "procedure": s.procedure.name, "charts": applied_to(s.ruleset),
+            "status": outcome.status,
             "result": thaw(outcome.value), "dice": outcome.dice, "seed": outcome.seed}
     if outcome.status != "ok":
         data["reason"] = outcome.reason

@@ -144,7 +144,8 @@ class UnknownCellError(AdjudicationError):
                    f"table '{table}' ({title}){aid}: the rulebook gives neither its rows nor its columns")
         hint = ("supply it from your own chart with an overlay: "
                 "`umpire charts RULESET --template > my-charts.yaml`, fill in the cell, "
-                "then add `--with my-charts.yaml`") if parts else (
+                "then `umpire charts RULESET --use my-charts.yaml` (every command applies it from then on; "
+                "or `--with my-charts.yaml` for one command)") if parts else (
                 "supply the whole table from your own chart with an overlay change "
                 "`- table: NAME` and `replace:` (see docs/language.md, Overlays)")
         super().__init__(message, position, hint)

@@ -41,11 +41,14 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture(autouse=True, scope="session")
 def _load_cache_folder(tmp_path_factory):
-    """The suite runs with the on-disk load cache on, in a folder of its own (never the user's)."""
+    """The suite runs with the on-disk load cache on, in a folder of its own (never the user's), and with a
+    config folder of its own: the user's applied charts never reach a test."""
     import os
-    old = {k: os.environ.get(k) for k in ("UMPIRE_CACHE_DIR", "UMPIRE_CACHE")}
+    old = {k: os.environ.get(k) for k in ("UMPIRE_CACHE_DIR", "UMPIRE_CACHE", "UMPIRE_CONFIG_DIR", "UMPIRE_CHARTS")}
     os.environ["UMPIRE_CACHE_DIR"] = str(tmp_path_factory.mktemp("umpire-cache"))
+    os.environ["UMPIRE_CONFIG_DIR"] = str(tmp_path_factory.mktemp("umpire-config"))
     os.environ.pop("UMPIRE_CACHE", None)
+    os.environ.pop("UMPIRE_CHARTS", None)
     yield
     for k, v in old.items():
         if v is None:

@@ -207,7 +207,7 @@ def test_charts_writes_the_filled_cells_as_an_overlay_and_refuses_a_contradictio
     assert ift["grid"][row11][col16] is None
     got = client.post("/api/charts", json={"ruleset": "aslsk", "cells": [
         {"table": "ift", "row": row11, "column": col16, "value": "PTC"}]}).json()
-    assert got["filled"] == 1 and '{row: 11, column: 16, value: "PTC"}' in got["text"]
+    assert got["filled"] == 1 and '  - table: ift\n    grid:\n      "11": [~, ~, ~, ~, ~, ~, "PTC", ~, ~]\n' in got["text"]
     used = client.post("/api/resolve", json={"ruleset": "aslsk", "situation": {"shipped": SHIPPED["aslsk"]},
                                              "overlays": [{"text": got["text"], "name": got["name"]}]}).json()
     assert used["status"] == "ok"
@@ -219,6 +219,45 @@ def test_charts_writes_the_filled_cells_as_an_overlay_and_refuses_a_contradictio
         {"table": "ift", "row": row11, "column": col16, "value": "XYZ"}]}))
     assert "matches none of table 'ift''s result codes" in err["text"]
     error_of(client.post("/api/charts", json={"ruleset": "aslsk", "cells": [{"table": "nope", "row": 0, "value": "1"}]}))
+
+
+def test_the_chart_editor_checks_each_cell_and_builds_a_grid_overlay(client):
+    d = client.post("/api/describe", json={"ruleset": "aslsk"}).json()
+    ift = next(t for t in d["tables"] if t["name"] == "ift")
+    rows, cols = ift["rows"]["headings"], ift["columns"]["headings"]
+    values = [[None] * len(cols) for _ in rows]
+    values[rows.index("11")][cols.index("16")] = "PCT"          # a mistyped code
+    values[rows.index("10")][cols.index("16")] = "PTC"          # the rulebook reveals NMC (3.2.2)
+    body = {"ruleset": "aslsk", "tables": [{"table": "ift", "rows": rows, "columns": cols, "values": values}]}
+    got = client.post("/api/chart_check", json=body).json()
+    assert not got["ok"]
+    where = {(p["row"], p["column"]): p for p in got["problems"]}
+    typo = where[(rows.index("11"), cols.index("16"))]
+    assert "matches none of the table's result codes" in typo["message"] and "did you mean 'PTC'" in typo["hint"]
+    clash = where[(rows.index("10"), cols.index("16"))]
+    assert "your chart says PTC, but the rulebook reveals NMC" in clash["message"] and "3.2.2" in clash["message"]
+    values[rows.index("11")][cols.index("16")] = "PTC"
+    values[rows.index("10")][cols.index("16")] = None
+    got = client.post("/api/chart_check", json=body).json()
+    assert got["ok"] and got["counts"]["ift"]["filled"] == 1 and got["counts"]["ift"]["unknown"] == 217
+    assert '"11": [~, ~, ~, ~, ~, ~, "PTC", ~, ~]' in got["text"]
+    # an open axis: a new To Hit range row typed on the card (TEST FIXTURE value), and a value under a heading
+    # the editor left empty
+    th = next(t for t in d["tables"] if t["name"] == "to_hit")
+    rows = th["rows"]["headings"] + ["8", None]
+    values = [[None] * 5 for _ in rows]
+    values[-2][0] = "5"
+    values[-1][0] = "4"
+    got = client.post("/api/chart_check", json={"ruleset": "aslsk", "tables": [
+        {"table": "to_hit", "rows": rows, "columns": th["columns"]["headings"], "values": values}]}).json()
+    assert [(p["row"], p["column"]) for p in got["problems"]] == [(len(rows) - 1, 0)]
+    assert "no heading" in got["problems"][0]["message"]
+    values[-1][0] = None
+    got = client.post("/api/chart_check", json={"ruleset": "aslsk", "tables": [
+        {"table": "to_hit", "rows": rows, "columns": th["columns"]["headings"], "values": values}]}).json()
+    assert got["ok"] and got["counts"]["to_hit"]["cells"] == 45, got
+    assert "no table 'nope'" in error_of(client.post("/api/chart_check", json={"ruleset": "aslsk", "tables": [
+        {"table": "nope"}]}))["text"]
 
 
 def test_bad_requests_are_refused_with_a_message(client):

@@ -181,21 +181,6 @@ def test_an_error_is_shown_as_the_cli_gives_it_and_the_text_is_kept(page):
     assert page.input_value("#situation-text") == text
 
 
-def test_a_chart_value_the_rulebook_contradicts_is_refused_with_its_example(page):
-    open_ruleset(page, "aslsk")
-    page.click(".tabs button[data-tab=house]")
-    page.select_option("#chart-table", "ift")           # the ruleset has other tables too
-    page.get_by_label("row 10 column 16").fill("PTC")
-    page.click("#btn-charts")
-    expect(page.locator("#chart-error")).to_contain_text("the rulebook reveals NMC")
-    expect(page.locator("#chart-error")).to_contain_text("3.2.2")
-    page.get_by_label("row 10 column 16").fill("NMC")
-    page.get_by_label("row 11 column 16").fill("PTC")
-    with page.expect_download() as download:
-        page.click("#btn-charts")
-    assert "value: \"PTC\"" in open(download.value.path()).read()
-
-
 def test_a_situation_built_in_the_form_resolves_as_the_cli_resolves_it(page, tmp_path):
     open_ruleset(page, "aslsk")
     page.click("#source-tabs button[data-source=form]")
@@ -225,3 +210,93 @@ def test_a_situation_on_a_map_shows_its_board_and_line_of_sight(page):
     assert board.locator('svg polygon[data-hex="0303"]').count() == 1
     board.locator('svg polygon[data-hex="0302"]').click()
     expect(board.locator("p")).to_contain_text("0302: heavy_woods")
+
+
+# ---- the chart editor -----------------------------------------------------------------------------
+
+IFT_FIXTURE = ROOT / "tests" / "fixtures" / "charts" / "test-fixture-aslsk.csv"
+"""TEST FIXTURE charts (made-up values, labelled as such in the file): never a ruleset's value."""
+
+
+def _fixture_block(path, table):
+    """One table's grid of a TEST FIXTURE chart CSV as a spreadsheet copies it: tab-separated values, one
+    line per row, without the headings."""
+    import csv
+    rows, inside = [], False
+    for fields in csv.reader(line for line in open(path, encoding="utf-8") if not line.startswith("#")):
+        if fields[:1] == ["table"]:
+            inside, heading = fields[1] == table, True
+            continue
+        if inside:
+            if heading:
+                heading = False
+                continue
+            rows.append("\t".join(fields[1:]))
+    return "\n".join(rows) + "\n"
+
+
+def _paste(locator, text):
+    locator.evaluate("(el, text) => { const dt = new DataTransfer(); dt.setData('text/plain', text); "
+                     "el.dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, "
+                     "cancelable: true})); }", text)
+
+
+def test_a_pasted_test_fixture_ift_takes_the_needs_chart_share_out_of_the_tour_odds(page):
+    open_ruleset(page, "aslsk")
+    page.click(".tabs button[data-tab=house]")
+    page.select_option("#chart-table", "ift")
+    counts = page.locator("#chart-counts")
+    expect(counts).to_contain_text("16 from the rulebook, 0 filled by you, 218 unknown")
+    known = page.get_by_label("row 10 column 16", exact=True)
+    assert known.get_attribute("readonly") is not None                     # the rulebook's cell is locked
+    assert "3.2.2" in known.get_attribute("title")                         # hover: its source
+    # the whole TEST FIXTURE IFT block (made-up values), pasted from a spreadsheet into the first cell
+    first = page.get_by_label("row -5 column 1", exact=True)
+    first.focus()
+    _paste(first, _fixture_block(IFT_FIXTURE, "ift"))
+    expect(counts).to_contain_text("16 from the rulebook, 218 filled by you, 0 unknown")
+    expect(page.locator("#chart-status")).to_contain_text("checked against the rulebook: ok")
+    page.click("#btn-charts-use")
+    expect(page.locator("#chart-status")).to_contain_text("applied to this page's runs")
+    page.click(".tabs button[data-tab=run]")
+    expect(page.locator("#applied-overlays")).to_have_text("aslsk-charts.yaml")
+    page.select_option("#situation", SHIPPED["aslsk"])
+    page.fill("#by", "units.G1.state, units.G2.state")           # the README tour's odds
+    page.check("#all-dice")
+    page.click("#btn-odds")
+    chart = page.get_by_test_id("odds-chart")
+    expect(chart).to_be_visible()
+    expected = cli_json("odds", ROOT / "rulesets/aslsk/situations" / SHIPPED["aslsk"], "--all-dice",
+                        "--by", "units.G1.state", "--by", "units.G2.state",
+                        "--with", IFT_FIXTURE, "--no-charts", "--json")
+    assert expected["needs_chart"]["share"] == 0
+    assert chart.locator(".bar-row .label").all_text_contents() == [o["outcome"] for o in expected["outcomes"]]
+    expect(page.get_by_test_id("odds-stops")).to_have_count(0)          # no needs-chart share any more
+
+
+def test_a_chart_value_the_rulebook_contradicts_is_refused_on_its_cell(page):
+    open_ruleset(page, "aslsk")
+    page.click(".tabs button[data-tab=house]")
+    page.select_option("#chart-table", "ift")
+    # a pasted block whose second value lands on the rulebook's row 10, column 16 (NMC, 3.2.2)
+    cell = page.get_by_label("row 10 column 12", exact=True)
+    cell.focus()
+    _paste(cell, "PTC\tPTC\n")
+    refused = page.locator("td.refused input")
+    expect(refused).to_have_count(1)
+    assert refused.get_attribute("aria-label") == "row 10 column 16"
+    expect(page.get_by_test_id("chart-problems")).to_contain_text("the rulebook reveals NMC")
+    expect(page.get_by_test_id("chart-problems")).to_contain_text("3.2.2")
+    # a mistyped result code: did you mean
+    page.get_by_label("row 10 column 16", exact=True).fill("NMC")
+    page.get_by_label("row 10 column 16", exact=True).dispatch_event("change")
+    page.get_by_label("row 11 column 16", exact=True).fill("PCT")
+    page.get_by_label("row 11 column 16", exact=True).dispatch_event("change")
+    expect(page.get_by_test_id("chart-problems")).to_contain_text("did you mean 'PTC'")
+    page.get_by_label("row 11 column 16", exact=True).fill("PTC")
+    page.get_by_label("row 11 column 16", exact=True).dispatch_event("change")
+    expect(page.locator("#chart-status")).to_contain_text("checked against the rulebook: ok")
+    with page.expect_download() as download:
+        page.click("#btn-charts")
+    text = open(download.value.path(), encoding="utf-8").read()
+    assert "  - table: ift\n    grid:\n" in text and '"11": [~, ~, ~, ~, ~, ~, "PTC", ~, ~]' in text

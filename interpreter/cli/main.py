@@ -27,7 +27,9 @@ examples (the shipped rulesets are the folders under rulesets/):
   umpire resolve SITUATION --seed 7 --json  replayable, as data
   umpire odds SITUATION --by FIELD          exact odds
   umpire test RULESET                       the ruleset's own test cases
-  umpire charts RULESET --template          a fill-in overlay for the unknown chart cells
+  umpire charts RULESET --template          your card's charts as grids to fill in (--format csv: a spreadsheet)
+  umpire charts RULESET --use MY-CHARTS     check them, then apply them to every command (--no-charts: not now)
+  umpire charts RULESET                     per table, cells filled and unknown; situations still stopping
   umpire sweep SPEC -j 2 -o rows.csv        one question over a grid of situations and house rules
   umpire serve                              the web workbench on http://127.0.0.1:8000/
 
@@ -92,6 +94,8 @@ def _run(argv) -> tuple[int, bool]:
         sys.setrecursionlimit(RECURSION_LIMIT)   # the nesting limits keep every input well inside it
     from ..loading import cache as load_cache
     cache_was_off = load_cache.set_disabled(True) if getattr(args, "no_cache", False) else None
+    from ..loading import applied
+    charts_were = applied.set_disabled(True) if getattr(args, "no_charts", False) else ...
     short = args.command in SHORT_COMMANDS
     if not short:
         gc.enable()
@@ -116,6 +120,8 @@ def _run(argv) -> tuple[int, bool]:
     finally:
         if cache_was_off is not None:
             load_cache.set_disabled(cache_was_off)
+        if charts_were is not ...:
+            applied.restore(charts_were)
 
 
 SHORT_COMMANDS = {"check", "list", "resolve", "test", "charts", "schema", "set", "cache", "init"}
@@ -151,6 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="apply an overlay file (house rules or your own charts); repeatable, applied in order")
         sp.add_argument("--no-cache", action="store_true",
                         help="read every file afresh, without the on-disk load cache (also UMPIRE_CACHE=off)")
+        sp.add_argument("--no-charts", action="store_true",
+                        help="leave out your applied charts (umpire charts RULESET --use FILE; also UMPIRE_CHARTS=off)")
 
     c = sub.add_parser("check", help="validate a ruleset (schemas, names, arity); errors as file:line:col",
                        description="Validate every file of a ruleset and report all problems found.")

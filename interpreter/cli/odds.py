@@ -117,7 +117,8 @@ def _show(report, s, args, kind: str) -> int:
         from ..tools.reports import report_json
         print(json.dumps(report_json(report, s, args.by), indent=2))
     else:
-        print(render(report, title))
+        from .overlays import charts_line
+        print("\n".join([render(report, title)] + charts_line(s.ruleset)))
     if args.plot:
         try:
             plot(report, title, args.plot)

@@ -22,6 +22,8 @@ def render_outcome(s, outcome, explain: bool, brief: bool = False, full: bool = 
     title = s.title or Path(s.file).stem
     lines.append(title + (f"  [{s.source}]" if s.source else ""))
     lines.append(f"procedure: {s.procedure.name}" + (f"  [{s.procedure.cite}]" if s.procedure.cite else ""))
+    from .overlays import charts_line
+    lines += charts_line(s.ruleset)
     if explain and outcome.trace is not None:
         lines.append("")
         lines.append(render_brief(outcome.trace.events) if brief else render_trace(outcome.trace.events))

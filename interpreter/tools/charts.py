@@ -1,57 +1,8 @@
-"""Chart overlays a player fills in: templates of a ruleset's unknown table cells."""
+"""Chart overlays a player fills in: templates shaped like the card, grids read back, how far charts go."""
 
 from __future__ import annotations
 
-import json  # noqa: F401
-
-
-def chart_template(r, tables, values: dict | None = None) -> str:
-    """A fill-in overlay of every unknown cell ("?"), with ``values`` {(table, row index, column index): text}
-    written in (a value for a known cell is listed too, so applying the overlay checks it against the book)."""
-    from ..model.tables import UNKNOWN
-    values = values or {}
-    import os
-
-    from ..reading.schema import SCHEMA_DIR
-    schema = os.path.relpath(SCHEMA_DIR / "overlay.schema.json")
-    lines = [f"# yaml-language-server: $schema={schema}",
-             f"# Fill-in overlay for the chart cells the {r.title} rulebook does not print.",
-             "# Replace each \"?\" with the value printed on your own player aid; leave \"?\" where you do not know it.",
-             "# Then: umpire resolve SITUATION --with THIS-FILE  (or add it under `with:` in a situation)",
-             "overlay: my-charts", f"extends: {r.id}", "kind: charts", "changes:"]
-    for t in tables:
-        if t.structure_unknown:
-            lines.append(f"  # {t.title}: the rulebook gives no rows or columns; to supply it write")
-            lines.append(f"  # - table: {t.name}")
-            lines.append("  #   replace: {title: ..., rows: {...}, columns: {...}, grid: {...}}")
-            continue
-        unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row)
-                   if v is UNKNOWN or (t.name, ri, ci) in values]
-        if not unknown:
-            continue
-        lines.append(f"  # {t.title}" + (f" [{t.cite}]" if t.cite else ""))
-        if t.player_aid:
-            lines.append(f"  # on your player aid: {t.player_aid}")
-        axis = f"rows: {t.rows.title}" + (f"; columns: {t.columns.title}" if t.columns else "")
-        lines.append(f"  # {axis}")
-        if t.results:
-            lines.append("  # values: " + ", ".join(f"{rc.pattern} ({rc.means})" if rc.means else rc.pattern
-                                                    for rc in t.results.values()) + "  (# stands for a number)")
-        lines.append(f"  - table: {t.name}")
-        lines.append("    set_cells:")
-        for ri, ci in unknown:
-            if t.columns and t.columns.headings[ci] is None:
-                continue   # a column whose heading is unknown: replace the whole table instead
-            value = json.dumps(str(values.get((t.name, ri, ci), "?")), ensure_ascii=False)
-            row = json.dumps(t.rows.headings[ri], ensure_ascii=False) if isinstance(t.rows.headings[ri], str) else t.rows.headings[ri]
-            if t.columns:
-                col = t.columns.headings[ci]
-                col = json.dumps(col, ensure_ascii=False) if isinstance(col, str) else col
-                lines.append(f"      - {{row: {row}, column: {col}, value: {value}}}")
-            else:
-                lines.append(f"      - {{row: {row}, value: {value}}}")
-    return "\n".join(lines) + "\n"
-
+import json
 
 # ---- templates shaped like the card ---------------------------------------------------------
 
@@ -202,3 +153,123 @@ def _csv_template(r, tables) -> str:
             lines.append(_csv_line([_text(rh)] + [_text(t.cells[ri][ci]) if ci is not None and _known(t, ri, ci)
                                                   else None for ci in index]))
     return "\n".join(lines) + "\n"
+
+
+# ---- how far a player's charts go --------------------------------------------------------------
+
+def table_counts(t) -> dict:
+    """One table's cells: from the rulebook, filled by an overlay (the player's charts), still unknown."""
+    from ..model.tables import UNKNOWN
+    unknown = [(ri, ci) for ri, row in enumerate(t.cells) for ci, v in enumerate(row) if v is UNKNOWN]
+    filled = sum(1 for key in t.origins if t.cells[key[0]][key[1]] is not UNKNOWN)
+    return {"table": t.name, "title": t.title, "player_aid": t.player_aid, "cells": t.size,
+            "known": t.known_count, "book": t.known_count - filled, "filled": filled, "unknown": len(unknown),
+            "rows_with_unknowns": [t.rows.label(i) for i in sorted({ri for ri, _ in unknown})],
+            "columns_with_unknowns": [t.columns.label(i) for i in sorted({ci for _, ci in unknown})]
+            if t.columns else [],
+            "structure_unknown": t.structure_unknown, "open_axes": t.open_axes}
+
+
+SAMPLE_RUNS = 2000
+"""Runs of the seeded sample that stands in for the exact odds of a situation too big to count exactly."""
+
+
+def situation_stops(r, overlays: tuple = ()) -> list[dict]:
+    """Each shipped situation of ruleset ``r`` (with these overlays, and the player's applied charts), every
+    roll enumerated: its share of outcomes that stop on a chart cell nobody supplied, and those cells."""
+    from ..api import load_situation
+    from ..errors import LimitError, UmpireError
+    from ..odds.exact import NEEDS_CHART, budgeted_odds
+    from ..odds.simulation import simulate
+    out = []
+    for path in sorted((r.root / "situations").glob("*.y*ml")):
+        entry: dict = {"situation": str(path)}
+        try:
+            s = load_situation(path, overlays)
+            s.dice, s.dice_positions = [], []
+            try:
+                report = budgeted_odds(s, [])
+            except LimitError:          # too many states to count exactly: a seeded sample instead
+                report = simulate(s, SAMPLE_RUNS, 1, [])
+                entry["estimated_from_runs"] = SAMPLE_RUNS
+        except UmpireError as e:
+            entry["error"] = str(e).splitlines()[0]
+            out.append(entry)
+            continue
+        stops = [(label[len(NEEDS_CHART):].lstrip(": "), p) for label, p, _ in report.rows
+                 if label.startswith(NEEDS_CHART)]
+        entry["needs_chart"] = float(report.needs_chart())
+        entry["cells"] = [{"cell": cell, "table": cell.split(" ", 1)[0], "share": float(p)}
+                          for cell, p in sorted(stops, key=lambda x: -x[1])]
+        out.append(entry)
+    return out
+
+
+# ---- a chart overlay from grids as a player filled them (the workbench's chart editor) ------------
+
+def grid_overlay(r, specs: list[dict], name: str = "my-charts") -> tuple[str, dict]:
+    """A chart overlay in grid form from the grids a player filled in, and where each value sits in it.
+
+    Each spec is {"table": NAME, "rows": [row heading text or None per row slot], "columns": [column heading
+    text or None per column slot] (a table with columns), "values": [[cell text or None per column slot]
+    per row slot]}. Rows with no value are left out; a table's columns are written in full (its card order)
+    where its column axis is open. Returns (the overlay's text, {(line, column): (table, row slot, column
+    slot)}) with the 1-based line and column of each value, and (line, 0) for a row's heading and
+    (line, -1) for a table's ``columns:`` line (column slot None)."""
+    import os
+
+    from ..reading.schema import SCHEMA_DIR
+    schema = os.path.relpath(SCHEMA_DIR / "overlay.schema.json")
+    lines = [f"# yaml-language-server: $schema={schema}",
+             f"# Your charts for {r.title}, as you typed them from your own card.",
+             "# Then: umpire charts RULESET --use THIS-FILE (every command applies it), or --with THIS-FILE once",
+             f"overlay: {json.dumps(name, ensure_ascii=False)}", f"extends: {r.id}", "kind: charts", "changes:"]
+    where: dict = {}
+    for spec in specs:
+        t = r.tables[spec["table"]]
+        rows = [(i, h, v) for i, (h, v) in enumerate(zip(spec["rows"], spec["values"]))
+                if any(not _empty(x) for x in v)]
+        if not rows:
+            continue
+        lines.append(f"  - table: {t.name}")
+        cols = spec.get("columns")
+        if t.columns is not None and cols is not None and t.columns.open:
+            where[(len(lines) + 1, -1)] = (t.name, None, None)
+            lines.append("    columns: [" + ", ".join("~" if _empty(c) else json.dumps(str(c).strip(), ensure_ascii=False)
+                                               for c in cols) + "]")
+        lines.append("    grid:")
+        for i, heading, values in rows:
+            n = len(lines) + 1
+            key = "~" if _empty(heading) else json.dumps(str(heading).strip(), ensure_ascii=False)
+            text = f"      {key}: "
+            where[(n, 0)] = (t.name, i, None)
+            if t.columns is None:
+                where[(n, len(text) + 1)] = (t.name, i, 0)
+                text += _typed_text(values[0])
+            else:
+                text += "["
+                for j, v in enumerate(values):
+                    if j:
+                        text += ", "
+                    where[(n, len(text) + 1)] = (t.name, i, j)
+                    text += _typed_text(v)
+                text += "]"
+            lines.append(text)
+    return "\n".join(lines) + "\n", where
+
+
+def _empty(x) -> bool:
+    return x is None or (isinstance(x, str) and x.strip() in ("", "?"))
+
+
+def _typed_text(v) -> str:
+    return "~" if _empty(v) else json.dumps(str(v).strip(), ensure_ascii=False)
+
+
+def cell_at(where: dict, line: int, column: int):
+    """The (table, row slot, column slot) an error at line:column of a ``grid_overlay`` text points at."""
+    found = [(c, v) for (ln, c), v in where.items() if ln == line]
+    if not found:
+        return None
+    before = [(c, v) for c, v in found if c <= column]
+    return max(before)[1] if before else min(found)[1]

@@ -19,7 +19,8 @@ def stop_kind(label: str) -> str | None:
 
 def report_json(report, s: Situation, by: list) -> dict:
     """An odds or simulation report as data; each outcome says whether it is a stop (needs chart ...)."""
-    data = dict(report.as_json(), situation=s.file, by=list(by))
+    from ..loading.applied import applied_to
+    data = dict(report.as_json(), situation=s.file, charts=applied_to(s.ruleset), by=list(by))
     if not report.exact:
         data["seed"] = report.seed
         data["jobs"] = getattr(report, "jobs", 1)

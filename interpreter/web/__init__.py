@@ -25,6 +25,8 @@ def add_serve_command(sub) -> None:
     s.add_argument("--time-limit", type=float, default=20.0,
                    help="seconds one request may compute before it is stopped (default 20)")
     s.add_argument("--open", action="store_true", help="open the page in the default browser")
+    s.add_argument("--no-charts", action="store_true",
+                   help="leave out your applied charts (umpire charts RULESET --use FILE)")
     s.set_defaults(func=cmd_serve)
 
 

@@ -15,6 +15,7 @@ Endpoints (all JSON; POST bodies are JSON objects):
   POST /api/simulate   {..., runs, seed}                            umpire simulate --json
   POST /api/diff       {ruleset, overlays, situation?, by, all_dice | keep_dice} umpire diff --json
   POST /api/charts     {ruleset, cells, name}       filled chart cells as an overlay file (checked)
+  POST /api/chart_check {ruleset, tables, name}     the chart editor's grids checked cell by cell (web/charts.py)
   GET  /sweep, POST /api/sweep_specs {}, POST /api/sweep {ruleset, text, name}   the sweep page (web/sweep.py)
 A situation is {"shipped": NAME} or {"text": ..., "name": ...}; overlays are a list of the same.
 Errors: status 400 (input) or 422 (cannot adjudicate) with {"error": {text, diagnostics}};
@@ -182,7 +183,8 @@ def create_app(rulesets: list, workers: int = 2, time_limit: float = 20.0, max_b
             upload.cleanup()
 
     routes = [Route("/", index), Route("/api/rulesets", rulesets_endpoint)] + \
-        [post(n) for n in ("describe", "schema", "source", "resolve", "odds", "simulate", "diff", "charts")] + \
+        [post(n) for n in ("describe", "schema", "source", "resolve", "odds", "simulate", "diff", "charts",
+                           "chart_check")] + \
         [Route("/sweep", sweep_page), post("sweep_specs"), post("sweep")] + \
         [Mount("/static", StaticFiles(directory=STATIC), name="static")]
     app = Starlette(routes=routes, lifespan=lifespan)

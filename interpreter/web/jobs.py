@@ -21,6 +21,7 @@ from .. import api
 from ..errors import InputError, InputErrors, Position, UmpireError, diagnostics
 from ..tools import reports
 from . import sweep as sweep_page
+from .charts import job_chart_check, job_charts
 
 MAX_RUNS = 200_000
 """Most Monte Carlo runs one request may ask for (the page asks in chunks and shows progress)."""
@@ -322,36 +323,9 @@ def job_diff(ws: Workspace, params: dict) -> dict:
     return data
 
 
-def job_charts(ws: Workspace, params: dict) -> dict:
-    """Chart cells the user filled in, as an overlay file; applying it checks each value against the book."""
-    from ..tools.charts import chart_template
-    rid = params.get("ruleset")
-    r = api.load_ruleset(ws.root(rid))
-    cells = params.get("cells") or []
-    if not isinstance(cells, list):
-        raise InputError("cells must be a list of {table, row, column, value}")
-    values = {}
-    for c in cells:
-        if not isinstance(c, dict) or not isinstance(c.get("table"), str) or c["table"] not in r.tables:
-            raise InputError(f"no table '{c.get('table') if isinstance(c, dict) else c}' in ruleset '{rid}'")
-        t = r.tables[c["table"]]
-        ri = _int(c, "row", None, 0, len(t.rows.headings) - 1)
-        ci = _int(c, "column", 0, 0, (len(t.columns.headings) if t.columns else 1) - 1)
-        value = str(c.get("value", "")).strip()
-        if ri is None or not value or len(value) > 40:
-            raise InputError("each filled cell needs a row index and a value (at most 40 characters)")
-        values[(t.name, ri, ci)] = value
-    tables = [t for t in r.tables.values() if not params.get("table") or t.name == params.get("table")]
-    text = chart_template(r, tables, values)
-    name = _name(params, "my-charts.yaml")
-    path = ws.overlays(rid, [{"text": text, "name": name}])
-    api.load_ruleset(ws.root(rid), path)       # refuses a value the rulebook contradicts, with its example
-    return {"name": name, "text": text, "filled": len(values)}
-
-
 JOBS = {"rulesets": job_rulesets, "describe": job_describe, "schema": job_schema, "source": job_source,
         "resolve": job_resolve, "odds": job_odds, "simulate": job_simulate, "diff": job_diff,
-        "charts": job_charts}
+        "charts": job_charts, "chart_check": job_chart_check}
 JOBS.update({"sweep_specs": sweep_page.job_sweep_specs, "sweep": sweep_page.job_sweep})   # the sweep page (sweep.py)
 
 

@@ -104,9 +104,6 @@ async function start() {
   $("#btn-diff").addEventListener("click", diff);
   $("#upload-overlay").addEventListener("change", e => readFile(e.target, text => {
     addUserOverlay({text, name: e.target.files[0].name}); e.target.value = ""; }));
-  $("#chart-table").addEventListener("change", () => drawChartGrid());
-  $("#btn-charts").addEventListener("click", () => charts(false));
-  $("#btn-charts-use").addEventListener("click", () => charts(true));
   $("#by").addEventListener("input", () => { $("#diff-by").textContent = byFields().join(", ") || "whole result"; });
   try {
     const data = await api("/api/rulesets");
@@ -168,7 +165,7 @@ async function describe() {
   try {
     state.info = await api("/api/describe", {ruleset: state.rid, overlays: state.overlays});
     drawBrowse();
-    drawChartTables();
+    chartEditorDraw();       // charts.js
   } catch (e) { showError($("#diff-error"), e); }
 }
 
@@ -854,49 +851,6 @@ function drawDiff(d) {
           h("td", {}, h("div", {class: "mini"}, h("div", {class: "fill after", style: `width:${100 * a / max}%`})), pct(a)),
           h("td", {class: r.change > 0 ? "up" : r.change < 0 ? "down" : "", text: `${r.change >= 0 ? "+" : "−"}${Math.abs(r.change * 100).toFixed(2)}`}));
       })))) : null);
-}
-
-// ---------------------------------------------------------------- filling chart cells
-
-function drawChartTables() {
-  const sel = $("#chart-table");
-  const keep = sel.value;
-  sel.replaceChildren(...state.info.tables.map(t => h("option", {value: t.name,
-    text: `${t.title} (${t.cells - t.known} unknown)`})));
-  if (keep && state.info.tables.some(t => t.name === keep)) sel.value = keep;
-  drawChartGrid();
-}
-
-function drawChartGrid() {
-  const t = state.info.tables.find(x => x.name === $("#chart-table").value);
-  $("#chart-grid").replaceChildren(t ? gridView(t, true) : h("p", {class: "muted", text: "This ruleset has no tables."}));
-  $("#chart-status").textContent = "";
-  clearError($("#chart-error"));
-}
-
-async function charts(apply) {
-  const box = $("#chart-error");
-  clearError(box);
-  const table = $("#chart-table").value;
-  const cells = $$("#chart-grid input").filter(i => i.value.trim() && i.value.trim() !== i.dataset.original)
-    .map(i => ({table, row: +i.dataset.row, column: +i.dataset.column, value: i.value.trim()}));
-  $("#chart-status").textContent = "";
-  try {
-    if (!cells.length) throw new ApiError(400, {text: "error: type a value into at least one cell first", diagnostics: []});
-    const data = await api("/api/charts", {ruleset: state.rid, table, cells, name: `${table}-charts.yaml`});
-    $("#chart-status").textContent = `${data.filled} cell(s) checked against the rulebook: ok`;
-    if (apply) addUserOverlay({text: data.text, name: data.name});
-    else download(data.name, data.text);
-  } catch (e) {
-    showError(box, e);
-    const m = /row (\S+?)(?:, column (\S+?))?:/.exec((e.error && e.error.text) || "");
-    if (m) $$("#chart-grid input").forEach(i => {
-      const tr = i.closest("tr");
-      const row = tr.firstElementChild.textContent;
-      const col = i.closest("table").tHead.rows[0].cells[+i.dataset.column + 1].textContent;
-      i.classList.toggle("refused", row === m[1] && (!m[2] || col === m[2]));
-    });
-  }
 }
 
 function download(name, text) {
