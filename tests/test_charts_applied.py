@@ -149,7 +149,7 @@ def test_serve_applies_the_registered_charts(mine):
     root, chart = mine
     record("mini", chart)
     app = create_app([str(root)], workers=1, time_limit=60)
-    with TestClient(app) as c:
+    with TestClient(app, base_url="http://127.0.0.1") as c:   # the name the workbench answers to
         r = c.post("/api/resolve", json={"ruleset": "mini", "situation": {"shipped": "partial.yaml"}})
         assert r.status_code == 200, r.text
         assert r.json()["result"] == {"value": 9} and r.json()["charts"] == [str(chart)]

@@ -117,7 +117,7 @@ def _show(report, s, args, kind: str) -> int:
         from ..tools.reports import report_json
         print(json.dumps(report_json(report, s, args.by), indent=2))
     else:
-        from .overlays import charts_line
+        from ..loading.applied import charts_line
         print("\n".join([render(report, title)] + charts_line(s.ruleset)))
     if args.plot:
         try:

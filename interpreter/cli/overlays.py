@@ -77,7 +77,7 @@ def cmd_charts(args) -> int:
 
 
 def charts_text(where, r, report: list, stops: list | None) -> str:
-    from ..loading.applied import applied_to
+    from ..loading.applied import applied_to, charts_line
     lines = charts_line(r)
     others = [o for o in r.overlays if o not in applied_to(r)]
     if others:
@@ -126,13 +126,6 @@ def charts_text(where, r, report: list, stops: list | None) -> str:
                              + (f" (a sample of {s['estimated_from_runs']} runs: too many to count exactly)"
                                 if "estimated_from_runs" in s else ""))
     return "\n".join(lines)
-
-
-def charts_line(r) -> list[str]:
-    """The trace header's line naming the player's applied charts (none: no line)."""
-    from ..loading.applied import applied_to
-    mine = applied_to(r)
-    return [f"charts: {', '.join(mine)}  (your applied charts; --no-charts leaves them out)"] if mine else []
 
 
 def _register(args) -> int:

@@ -22,7 +22,7 @@ def render_outcome(s, outcome, explain: bool, brief: bool = False, full: bool = 
     title = s.title or Path(s.file).stem
     lines.append(title + (f"  [{s.source}]" if s.source else ""))
     lines.append(f"procedure: {s.procedure.name}" + (f"  [{s.procedure.cite}]" if s.procedure.cite else ""))
-    from .overlays import charts_line
+    from ..loading.applied import charts_line
     lines += charts_line(s.ruleset)
     if explain and outcome.trace is not None:
         lines.append("")

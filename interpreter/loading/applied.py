@@ -164,6 +164,12 @@ def applied_to(ruleset) -> list[str]:
     return [o for o in ruleset.overlays if o in _handed_out]
 
 
+def charts_line(ruleset) -> list[str]:
+    """The line a trace header (and odds, and ``umpire charts``) gives the applied charts; none: no line."""
+    mine = applied_to(ruleset)
+    return [f"charts: {', '.join(mine)}  (your applied charts; --no-charts leaves them out)"] if mine else []
+
+
 def record(rid: str, chart: Path | None) -> tuple[Path, Path | None]:
     """Register ``chart`` as the charts of ruleset ``rid`` (None: forget them), keeping every other line of
     the record as it was; returns (the record's path, the file recorded before, if any)."""
