@@ -278,6 +278,7 @@ def test_argument_errors_are_json_diagnostics_when_json_is_asked_for(capsys):
 
 def test_cache_and_set_answer_in_json(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("UMPIRE_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("UMPIRE_CACHE", raising=False)
     code, out, _ = cli("cache", "--json")
     data = json.loads(out)
     assert code == 0 and data["folder"] == str(tmp_path / "c") and data["entries"] == 0 and data["state"] == "on"
@@ -286,4 +287,4 @@ def test_cache_and_set_answer_in_json(cli, tmp_path, monkeypatch):
                  f"ruleset: {ROOT / 'tests/fixtures/mini'}"))
     code, out, err = cli("set", f, "inputs.range", "2", "--json")
     assert code == 0, err
-    assert json.loads(out) == {"ok": True, "file": str(f), "path": "inputs.range", "old": "1", "new": "2"}
+    assert json.loads(out) == {"ok": True, "file": str(f), "path": "inputs.range", "old": "1", "new": "2", "notes": []}
