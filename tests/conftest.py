@@ -9,14 +9,33 @@ RULESETS = sorted(p for p in (ROOT / "rulesets").iterdir() if (p / "ruleset.yaml
 FIXTURE = ROOT / "tests" / "fixtures" / "mini"
 
 PARITY_SKIPPED: list[str] = []
-"""Exact-odds parity comparisons (tests/test_states.py) left out because the path reference is too long."""
+"""Exact-odds parity comparisons (tests/test_states.py) left out because the path reference is too long: a test
+appends here; its report carries them (``user_properties``), so the run that prints the summary sees them
+whichever process ran the test (pytest-xdist runs tests in worker processes and reports in the main one)."""
+
+_PARITY_REPORTED: list[str] = []
+"""The comparisons left out, as the reports brought them in (the main process's view)."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if PARITY_SKIPPED:
+        report = outcome.get_result()
+        # (a list of this report's own: the report shares the item's, which the next phase's report reports again)
+        report.user_properties = [*report.user_properties, *(("parity_skipped", line) for line in PARITY_SKIPPED)]
+        PARITY_SKIPPED.clear()
+
+
+def pytest_runtest_logreport(report):
+    _PARITY_REPORTED.extend(line for name, line in report.user_properties if name == "parity_skipped")
 
 
 def pytest_terminal_summary(terminalreporter):
     """List the parity comparisons that were not made, so the report says what was not checked."""
-    if PARITY_SKIPPED:
-        terminalreporter.write_sep("-", f"exact-odds parity: {len(PARITY_SKIPPED)} comparison(s) not made")
-        for line in PARITY_SKIPPED:
+    if _PARITY_REPORTED:
+        terminalreporter.write_sep("-", f"exact-odds parity: {len(_PARITY_REPORTED)} comparison(s) not made")
+        for line in _PARITY_REPORTED:
             terminalreporter.write_line(f"  {line}")
 
 

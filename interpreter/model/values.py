@@ -15,14 +15,16 @@ from typing import Any
 class Record(dict):
     """An immutable mapping with attribute-style access from the DSL."""
 
-    __slots__ = ("_hash", "_rolls", "_depth")
+    __slots__ = ("_hash", "_rolls", "_depth", "_lazy")
+    # _lazy: whether an exact-odds independent list is inside (odds/independent.has_lazy keeps it, as
+    # holds_roll keeps _rolls: a record does not change, so the walk is done once per record)
 
     def holds_roll(self) -> bool:
         """Whether a roll is inside (at any depth); kept, since records do not change."""
         try:
             return self._rolls
         except AttributeError:
-            self._rolls = found = any(holds_roll(v) for v in self.values())
+            self._rolls = found = holds(dict.values(self), Roll, "_rolls")
             return found
 
     def __hash__(self):  # records are values: equal records hash alike
@@ -152,29 +154,32 @@ DEAD = _Dead()
 
 
 def holds_roll(value: Any) -> bool:
-    cls = value.__class__
-    if cls is Roll:
-        return True
-    if cls is Record:
-        try:
-            return value._rolls
-        except AttributeError:
-            return value.holds_roll()
-    if cls is tuple:
-        for v in value:
-            c = v.__class__
-            if c is Roll or ((c is Record or c is tuple) and holds_roll(v)):
+    return holds((value,), Roll, "_rolls")
+
+
+def holds(values, leaf: type, slot: str) -> bool:
+    """Whether any of these values is, or holds at any depth, a value of class ``leaf``; each record walked keeps
+    its answer in ``slot`` (a record does not change). Scalars are told by their class alone, without a call:
+    most fields of most records are numbers and text. (odds/independent.has_lazy asks it about its lists.)"""
+    for v in values:
+        c = v.__class__
+        if c is leaf:
+            return True
+        if c is Record:
+            found = getattr(v, slot, None)
+            if found is None:
+                found = holds(dict.values(v), leaf, slot)
+                setattr(v, slot, found)
+            if found:
                 return True
+        elif c is tuple and holds(v, leaf, slot):
+            return True
     return False
 
 
 def any_roll(values) -> bool:
     """Whether any of these values holds a roll (the common answer, no, is quick)."""
-    for v in values:
-        c = v.__class__
-        if c is Roll or ((c is Record or c is tuple) and holds_roll(v)):
-            return True
-    return False
+    return holds(values, Roll, "_rolls")
 
 
 def key_form(value: Any) -> Any:

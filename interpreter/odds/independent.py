@@ -20,7 +20,7 @@ from __future__ import annotations
 from fractions import Fraction
 from itertools import product
 
-from ..model.values import Record
+from ..model.values import Record, holds
 
 _ONE = Fraction(1)
 """The weight of an item that is certain (Fractions do not change: one object serves every such item)."""
@@ -100,21 +100,9 @@ def empty_or(items: tuple):
 
 
 def has_lazy(value) -> bool:
-    cls = value.__class__
-    if cls is Independent:
-        return True
-    if cls is Record:
-        for v in value.values():
-            c = v.__class__
-            if c is Independent or ((c is Record or c is tuple) and has_lazy(v)):
-                return True
-        return False
-    if cls is tuple:
-        for v in value:
-            c = v.__class__
-            if c is Independent or ((c is Record or c is tuple) and has_lazy(v)):
-                return True
-    return False
+    """Whether an independent list sits in ``value`` (at any depth). A record keeps the answer (``_lazy``):
+    records do not change, and the same records are asked about again and again (every state's locals)."""
+    return holds((value,), Independent, "_lazy")
 
 
 MAX_CASES = 200_000
