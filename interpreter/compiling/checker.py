@@ -31,6 +31,15 @@ UNKNOWN = StaticType("unknown")
 
 
 class Checker:
+    """One walk over the whole ruleset: a method per kind of definition, statement and expression, each given
+    the scope it is checked in (local name -> StaticType).
+
+    It is a class, not a set of functions, because every check shares the same three things: the ruleset's
+    definitions (``r``), the problems found so far (collected rather than raised, so one run reports every
+    error of every file) and which tables, stacks and procedures were used (for the unused-definition warnings
+    at the end).
+    """
+
     def __init__(self, ruleset: Ruleset):
         self.r = ruleset
         self.errors: list[InputError] = []

@@ -238,8 +238,16 @@ def thaw(value: Any) -> Any:
     return value
 
 
-def show(value: Any) -> str:
-    """A value as a player would read it in a trace."""
+def show(value: Any, memo: dict | None = None) -> str:
+    """A value as a player would read it in a trace.
+
+    ``memo`` (id -> (record or list, text)), when given, keeps each record's and list's text: labelling
+    thousands of outcomes that share their units' records shows each record once."""
+    cls = value.__class__
+    if cls is int:          # the commonest first, by exact class (a bool or a Roll is not one)
+        return str(value)
+    if cls is str:
+        return value
     if value is DEAD:
         return "…"
     if isinstance(value, Roll):
@@ -263,9 +271,19 @@ def show(value: Any) -> str:
     if isinstance(value, Record):
         if set(value) >= {"code", "text"} and len(value) <= 3:
             return str(value["text"])
-        return "{" + ", ".join(f"{k}: {show(v)}" for k, v in value.items()) + "}"
+        if memo is None:
+            return "{" + ", ".join(f"{k}: {show(v)}" for k, v in value.items()) + "}"
+        found = memo.get(id(value))
+        if found is None or found[0] is not value:
+            found = memo[id(value)] = (value, "{" + ", ".join(f"{k}: {show(v, memo)}" for k, v in value.items()) + "}")
+        return found[1]
     if isinstance(value, tuple):
-        return "[" + ", ".join(show(v) for v in value) + "]"
+        if memo is None:
+            return "[" + ", ".join(show(v) for v in value) + "]"
+        found = memo.get(id(value))
+        if found is None or found[0] is not value:
+            found = memo[id(value)] = (value, "[" + ", ".join(show(v, memo) for v in value) + "]")
+        return found[1]
     return str(value)
 
 

@@ -171,11 +171,12 @@ def demanded_fields(by: list[By]):
     return out
 
 
-def group_label(value, by: list[By]) -> str:
+def group_label(value, by: list[By], memo: dict | None = None) -> str:
+    """An outcome's label; ``memo``: values.show's, shared by the outcomes labelled together."""
     if isinstance(value, Stop):
         return value.label
     if not by:
-        return show(value)
+        return show(value, memo)
     if len(by) == 1:
         return by[0].label(value)
     return ", ".join(b.label(value) for b in by)
@@ -237,13 +238,14 @@ def group_weights(found: dict, by: list[By]) -> list[tuple[str, Fraction]]:
     over one common denominator, and each label's share is one Fraction."""
     check_fields(found, by)
     terms: list = []        # (label, numerator, denominator)
+    memo: dict = {}         # each record's and list's text, shown once for every outcome it is in
     for value, (n, d) in found.items():
         if value.__class__ is not Stop and has_lazy(value):
             pairs, den = _labels(value, by)
             d *= den
             terms.extend([(label, n * k, d) for label, k in pairs])
         else:
-            terms.append((group_label(value, by), n, d))
+            terms.append((group_label(value, by, memo), n, d))
     common = math.lcm(*{d for _, _, d in terms}) if terms else 1
     sums: dict[str, int] = {}
     for label, n, d in terms:

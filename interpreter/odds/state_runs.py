@@ -59,16 +59,6 @@ def _still_lazy(env: dict, lazy: frozenset, targets: frozenset | None) -> frozen
     return frozenset(n for n in lazy | targets if has_lazy(env.get(n)))
 
 
-def _own_env(env: dict, writes: bool, emits: bool) -> dict:
-    """The locals a closure runs on: a copy if it writes (and of the emits if it emits), else the state's own."""
-    if not writes:
-        return env
-    env = env.copy()
-    if emits:
-        env[EMIT] = env[EMIT].copy()
-    return env
-
-
 def _collect(value, found: dict) -> None:
     """Every independent list inside ``value`` (by identity) into ``found``."""
     cls = value.__class__
