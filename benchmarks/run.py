@@ -18,7 +18,10 @@ medians of their times and the median of the per-round ratios, then a verdict ag
   3. simulation grouped by IFT result, against a hand loop with the same reuse;
   4. exact odds of the attack on 1, 2, 4 and 8 squads grouped by each squad's state, against icepool
      (pip install -e '.[bench]') and plain Python that treats each squad's check as independent
-     (both checked equal to Umpire's distribution first); 16 squads grouped by how many break.
+     (both checked equal to Umpire's distribution first); 16 squads grouped by how many break;
+  5. exact odds of the *shipped* ASLSK fire_attack (rulesets/aslsk) on 1 to 16 targets, by count and by
+     state, with the same BENCHMARK FIXTURE chart as an overlay (the rules permit no such hex: the figure
+     is whether the work follows the outcomes or the product of the targets).
 
 The attack is a frozen copy of the ASLSK procedures (benchmarks/fixtures/aslsk-ift, see its README) with
 a BENCHMARK FIXTURE chart (benchmarks/fixtures/ift-fixture.yaml): invented values, so that random dice
@@ -587,15 +590,54 @@ def bench_odds(h, rounds: int) -> None:
     verdict("odds, 16 units by count (seconds)", statistics.median(times), 1.0, " s")
 
 
+SHIPPED_SITUATION = ROOT / "rulesets" / "aslsk" / "situations" / "prep_fire_fg_pbf.yaml"
+
+
+def bench_shipped_odds(rounds: int) -> None:
+    """The shipped ASLSK fire_attack (rulesets/aslsk, not the frozen copy) on n copies of the README tour's
+    4-6-7 target, every die free, grouped by how many break and by each unit's state, with the BENCHMARK
+    FIXTURE chart (benchmarks/fixtures/ift-fixture.yaml: made-up cells, so no die stops on an unknown one).
+    Larger n are asked with a smaller state budget, so a refusal comes in seconds rather than minutes."""
+    print("\n5. exact odds on the shipped ASLSK fire_attack (BENCHMARK FIXTURE chart overlay), every die free")
+    from interpreter.errors import LimitError
+    base = None
+    for n, budget in ((1, None), (2, None), (4, None), (8, 20_000), (16, 20_000)):
+        s = load_situation(SHIPPED_SITUATION, (str(FIXTURE),))
+        s.dice, s.dice_positions = [], []
+        base = base or s.args["targets"][0]
+        s.args = dict(s.args, targets=tuple(base.updated({"id": f"G{i + 1}"}) for i in range(n)))
+        for what, by in (("by count", ['count(u for u in units if u.state == "broken")']),
+                         ("by state", [f"units.G{i + 1}.state" for i in range(n)])):
+            if what == "by state" and n > 4:
+                continue
+            times, report, refused = [], None, None
+            for _ in range(rounds if n <= 2 else 1):
+                t0 = clock()
+                try:
+                    report = exact_odds(s, by, **({"budget": budget} if budget else {}))
+                except LimitError as e:
+                    refused = e.message
+                times.append(clock() - t0)
+            t = statistics.median(times)
+            if refused:
+                print(f"   {n:>3} targets {what}: refused after {t:.2f} s ({refused[:70]}...)")
+            else:
+                print(f"   {n:>3} targets {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
+                      f"{report.states:,} live states at most")
+            if n >= 4:
+                verdict(f"odds, shipped fire_attack, {n} targets {what} (seconds)", float("inf") if refused else t,
+                        1.0, " s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="time CPU use (default: steady on a shared machine) or elapsed wall time")
-    parser.add_argument("--only", action="append", choices=("cold", "adjudication", "simulation", "odds"),
+    parser.add_argument("--only", action="append", choices=("cold", "adjudication", "simulation", "odds", "shipped"),
                         help="run only these parts (repeatable; default: all)")
     args = parser.parse_args()
-    parts = set(args.only or ("cold", "adjudication", "simulation", "odds"))
+    parts = set(args.only or ("cold", "adjudication", "simulation", "odds", "shipped"))
     global clock
     clock = cpu_clock if args.clock == "cpu" else time.perf_counter
     rounds = 5 if args.quick else 11
@@ -612,6 +654,8 @@ def main() -> None:
         bench_simulation(s, h, n, rounds)
     if "odds" in parts:
         bench_odds(h, rounds)
+    if "shipped" in parts:
+        bench_shipped_odds(rounds)
     print("\nverdicts:")
     for name, value, target, unit, ok in VERDICTS:
         print(f"   {'MET    ' if ok else 'NOT MET'}  {name}: {value:.2f}{unit} (target <= {target:g}{unit})")
