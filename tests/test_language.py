@@ -138,12 +138,15 @@ def test_expressions_parse_with_positions_inside_yaml():
 
 
 def _fresh(root, caching: bool):
-    from interpreter.compiling.checker import check
+    """A ruleset of its own (no procedure or cache shared with another load), compiled with or without prefix
+    caching. Its checked model comes from the on-disk load cache, a new object on every call (tests/test_load_cache.py
+    checks that it is the model built from the files), so each ruleset's files are parsed once for the suite,
+    not once per mode."""
+    from interpreter.api import read_checked
     from interpreter.compiling.compiler import Compiler
-    from interpreter.loading.loader import find_root, read_ruleset
-    r = read_ruleset(find_root(root))
-    check(r)
-    Compiler(r, prefix_caching=caching).compile()
+    from interpreter.loading.loader import find_root
+    r, _ = read_checked(find_root(root))
+    Compiler(r, prefix_caching=caching).compile(analysed=True)
     return r
 
 
