@@ -227,8 +227,10 @@ class Enumerator:
         return {value: _fraction(by_den) for value, by_den in counts.items()}
 
     def _hook(self, rt: Runtime) -> Callable:
+        list_choices = has_list_choices(self.choices)      # (the situation's choices do not change while it runs)
+
         def call(procedure, args, pos):
-            if procedure.deterministic or rt.dice.pending_given or has_list_choices(self.choices):
+            if procedure.deterministic or rt.dice.pending_given or list_choices:
                 return rt.invoke(procedure, args)   # nothing to enumerate (or dice still fixed): just run it
             key = (procedure.name, outcome_key(args))
             dist = self.memo.get(key)
