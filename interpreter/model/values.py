@@ -43,6 +43,11 @@ class Record(dict):
     def updated(self, changes: dict) -> "Record":
         new = Record(self)
         dict.update(new, changes)
+        for slot, leaf in FLAG_SLOTS:
+            # a record known to hold no roll (no independent list) gains one only from the changed fields: the new
+            # record's answer is known from those alone, not from a walk of every field the first time it is keyed
+            if getattr(self, slot, None) is False:
+                setattr(new, slot, holds(changes.values(), leaf, slot))
         h = getattr(self, "_hash", None)
         if h is None:
             return new          # never hashed: nor need the new one be yet
@@ -175,6 +180,11 @@ def holds(values, leaf: type, slot: str) -> bool:
         elif c is tuple and holds(v, leaf, slot):
             return True
     return False
+
+
+FLAG_SLOTS: list = []
+"""(slot, class) of each flag a record keeps of what it holds (``holds``): ``("_rolls", Roll)`` here, and
+odds/independent.py adds ``("_lazy", Independent)``; ``Record.updated`` carries a known "none" over."""
 
 
 def any_roll(values) -> bool:
@@ -570,3 +580,6 @@ def check_repeat(a, b, rt, pos) -> None:
             size_error(f"this would build a text of {length:,} characters", "text", rt.limits["text"], pos)
     elif length > rt.limits["list"]:
         size_error(f"this would build a list of {length:,} items", "list", rt.limits["list"], pos)
+
+
+FLAG_SLOTS.append(("_rolls", Roll))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from fractions import Fraction
 from itertools import product
 
-from ..model.values import Record, holds
+from ..model.values import FLAG_SLOTS, Record, holds
 
 _ONE = Fraction(1)
 """The weight of an item that is certain (Fractions do not change: one object serves every such item)."""
@@ -92,6 +92,9 @@ class Independent:
                 return None
             items.append(f[0][0])
         return tuple(items)
+
+
+FLAG_SLOTS.append(("_lazy", Independent))
 
 
 def empty_or(items: tuple):

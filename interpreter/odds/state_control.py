@@ -18,6 +18,16 @@ from .state_runs import _CHARGE_EVERY, _steps_left, _stop
 _MISSING = object()
 
 
+def _list_key_form(value, lists: dict):
+    """``key_form(value)``, a list's kept in ``lists`` by identity (with the list, so its id stays its own)."""
+    if value.__class__ is tuple:
+        found = lists.get(id(value))
+        if found is None:
+            found = lists[id(value)] = (value, key_form(value))
+        return found[1]
+    return key_form(value)
+
+
 class StateControl:
     """The state enumerator's mixin for branches, loops, maps, and merging states."""
 
@@ -147,12 +157,13 @@ class StateControl:
         appended to ``acc``: one state, whose list gains a factor (that item's distribution)."""
         groups: dict = {}
         out = []
+        lists: dict = {}
         for st in states:
             origin = st.origin[-1]
             if origin < 0:
                 out.append(st)
                 continue
-            groups.setdefault((origin, self._state_key(st, names)), []).append(st)
+            groups.setdefault((origin, self._state_key(st, names, lists)), []).append(st)
         for (origin, _), members in groups.items():
             if len(members) == 1:
                 out.extend(members)
@@ -249,12 +260,17 @@ class StateControl:
             out.extend(self._run(node.fn, plain, outcomes, rt, plan, True, node.is_emit))
         return out
 
-    def _state_key(self, st: State, key: Key):
+    def _state_key(self, st: State, key: Key, lists: dict | None = None):
+        """What tells ``st`` apart from other states at ``key``. ``lists``: the key forms of lists met so far in
+        this merge, by identity (states share their unchanged lists: each is walked for rolls once, not once
+        per state)."""
         env = st.env
         if self.rolls_may_hide:
             values = [env.get(n, _MISSING) for n in key.names]
-            return (tuple([key_form(v) for v in values]), tuple([(k, key_form(v)) for k, v in env[EMIT].items()]),
-                    st.given, st.loops)
+            if lists is None:
+                lists = {}
+            return (tuple([_list_key_form(v, lists) for v in values]),
+                    tuple([(k, _list_key_form(v, lists)) for k, v in env[EMIT].items()]), st.given, st.loops)
         try:
             values = key.get(env) if key.get is not None else ()
         except KeyError:        # a variable not set on this path: told apart by its absence
@@ -275,8 +291,9 @@ class StateControl:
         """States that agree on every live value (and loop position, given dice, wanted emits) become one."""
         merged: dict = {}
         state_key = self._state_key
+        lists: dict = {}
         for st in states:
-            key = state_key(st, names)
+            key = state_key(st, names, lists)
             other = merged.setdefault(key, st)
             if other is not st:
                 if other.den == st.den:
