@@ -218,7 +218,7 @@ def _typed(table, raw, pos: Position):
     known = [v for row in table.cells for v in row if v is not UNKNOWN]
     numeric = bool(known) and all(isinstance(v, (int, Fraction)) and not isinstance(v, bool) for v in known)
     if known and all(isinstance(v, str) for v in known):
-        return raw                      # a table of text (even "4": ASLSK's movement factors are text)
+        return raw                      # a table of text keeps "4" as text, as its revealed cells are
     value = number_text(raw)
     if value is not None:
         return value

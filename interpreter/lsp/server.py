@@ -17,7 +17,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
-from . import index as ix
+from .index import Index, ParseMemo, Span, build, check_folder, completions
 
 DEBOUNCE_SECONDS = 0.3
 """How long the server waits after the last change before checking the ruleset again."""
@@ -33,10 +33,10 @@ _KINDS = {"procedure": lsp.CompletionItemKind.Function, "table": lsp.CompletionI
 class UmpireServer(LanguageServer):
     def __init__(self):
         super().__init__("umpire", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
-        self.indexes: dict[Path, ix.Index] = {}
+        self.indexes: dict[Path, Index] = {}
         self.pending: dict[Path, asyncio.Task] = {}
         self.published: dict[Path, set[str]] = {}
-        self.parsed = ix.ParseMemo()
+        self.parsed = ParseMemo()
 
     # ---- files and rulesets --------------------------------------------------------------
 
@@ -60,12 +60,12 @@ class UmpireServer(LanguageServer):
 
     def refresh(self, root: Path) -> None:
         texts = self.open_texts(root)
-        ruleset, found = ix.check_folder(root, texts, self.parsed)
+        ruleset, found = check_folder(root, texts, self.parsed)
         if ruleset is not None or root not in self.indexes:
-            self.indexes[root] = ix.build(root, ruleset, texts)
+            self.indexes[root] = build(root, ruleset, texts)
         else:   # keep the names of the last ruleset that read, with the new texts
             old = self.indexes[root]
-            self.indexes[root] = ix.build(root, old.ruleset, texts)
+            self.indexes[root] = build(root, old.ruleset, texts)
         self.publish(root, found)
 
     def publish(self, root: Path, found: list[dict]) -> None:
@@ -93,7 +93,7 @@ class UmpireServer(LanguageServer):
             self.refresh(root)
         self.pending[root] = asyncio.ensure_future(later())
 
-    def index_for(self, uri: str) -> ix.Index | None:
+    def index_for(self, uri: str) -> Index | None:
         root = self.root_of(uri)
         if root is None:
             return None
@@ -115,7 +115,7 @@ def to_lsp(d: dict) -> lsp.Diagnostic:
                           data={"hint": d.get("hint")})
 
 
-def _span_location(span: ix.Span) -> lsp.Location:
+def _span_location(span: Span) -> lsp.Location:
     return lsp.Location(uri=from_fs_path(span.file),
                         range=lsp.Range(lsp.Position(span.line - 1, span.column - 1),
                                         lsp.Position(span.line - 1, span.end - 1)))
@@ -189,7 +189,7 @@ def completion(ls: UmpireServer, params: lsp.CompletionParams):
     line = lines[params.position.line] if params.position.line < len(lines) else ""
     before = line[:params.position.character]
     items = [lsp.CompletionItem(label=name, kind=_KINDS.get(kind), detail=detail)
-             for name, kind, detail in ix.completions(index, doc.source, params.position.line + 1, before,
+             for name, kind, detail in completions(index, doc.source, params.position.line + 1, before,
                                                       yaml=params.text_document.uri.endswith((".yaml", ".yml")))]
     return lsp.CompletionList(is_incomplete=False, items=items)
 

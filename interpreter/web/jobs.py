@@ -20,8 +20,8 @@ from pathlib import Path
 from .. import api
 from ..errors import InputError, InputErrors, Position, UmpireError, diagnostics
 from ..tools import reports
-from . import sweep as sweep_page
 from .charts import job_chart_check, job_charts
+from .sweep import job_sweep, job_sweep_specs
 
 MAX_RUNS = 200_000
 """Most Monte Carlo runs one request may ask for (the page asks in chunks and shows progress)."""
@@ -326,7 +326,7 @@ def job_diff(ws: Workspace, params: dict) -> dict:
 JOBS = {"rulesets": job_rulesets, "describe": job_describe, "schema": job_schema, "source": job_source,
         "resolve": job_resolve, "odds": job_odds, "simulate": job_simulate, "diff": job_diff,
         "charts": job_charts, "chart_check": job_chart_check}
-JOBS.update({"sweep_specs": sweep_page.job_sweep_specs, "sweep": sweep_page.job_sweep})   # the sweep page (sweep.py)
+JOBS.update({"sweep_specs": job_sweep_specs, "sweep": job_sweep})   # the sweep page (sweep.py)
 
 
 def run_job(ws: Workspace, name: str, params: dict) -> tuple[str, dict]:
