@@ -60,6 +60,15 @@ def grid_template(r, tables, fmt: str = "yaml") -> str:
     return (_csv_template if fmt == "csv" else _yaml_template)(r, tables)
 
 
+def _cell_columns(t, slots) -> list:
+    """For each column slot of a template, the table's column index it shows (None: an empty heading slot of
+    an open axis, before or after the book's columns)."""
+    if t.columns is None:
+        return [0]
+    offset = 1 if t.columns.open and t.columns.match != "exact" else 0
+    return [i - offset if 0 <= i - offset < len(t.columns.headings) else None for i in range(len(slots))]
+
+
 def _yaml_scalar(h) -> str:
     if h is None:
         return "~"
@@ -99,12 +108,8 @@ def _yaml_template(r, tables) -> str:
         if cols is not None:
             lines.append(f"    columns: [{', '.join(_yaml_scalar(h) for h in cols)}]")
         lines.append("    grid:")
+        index = _cell_columns(t, cols)
         for ri, rh in enumerate(t.rows.headings):
-            if t.columns is None:
-                index = [0]
-            else:
-                offset = 1 if t.columns.open and t.columns.match != "exact" else 0
-                index = [i - offset if 0 <= i - offset < len(t.columns.headings) else None for i in range(len(cols))]
             values = [_yaml_value(t.cells[ri][ci]) if ci is not None and _known(t, ri, ci) else "~"
                       for ci in index]
             sources = sorted({t.sources.get((ri, ci)) or "rulebook" for ci in index
@@ -144,12 +149,8 @@ def _csv_template(r, tables) -> str:
         cols = _slots(t.columns) if t.columns else ["value"]
         corner = t.rows.title + (f" \\ {t.columns.title}" if t.columns else "")
         lines.append(_csv_line([corner] + [None if h is None else _text(h) for h in cols]))
+        index = _cell_columns(t, cols)
         for ri, rh in enumerate(t.rows.headings):
-            if t.columns is None:
-                index = [0]
-            else:
-                offset = 1 if t.columns.open and t.columns.match != "exact" else 0
-                index = [i - offset if 0 <= i - offset < len(t.columns.headings) else None for i in range(len(cols))]
             lines.append(_csv_line([_text(rh)] + [_text(t.cells[ri][ci]) if ci is not None and _known(t, ri, ci)
                                                   else None for ci in index]))
     return "\n".join(lines) + "\n"
