@@ -1,5 +1,6 @@
 """The workbench's sweep page (/sweep): its API through Starlette's test client, and the page in Chromium."""
 
+import re
 import shutil
 import socket
 import subprocess
@@ -66,7 +67,7 @@ def test_a_sweep_too_large_for_the_workbench_is_refused(client):
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 try:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 except ImportError:      # pragma: no cover - the [test] extra installs it
     sync_playwright = None
 
@@ -89,7 +90,9 @@ def test_the_page_runs_a_sweep_and_draws_its_heat_maps(tmp_path):
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.set_default_timeout(120_000)
             page.goto(line.split()[2] + "sweep")
-            page.wait_for_function("document.getElementById('spec-text').value.includes('field-rally')")
+            # the shipped spec loaded into the editor (a locator wait: the page's CSP refuses the string
+            # predicates wait_for_function evaluates, whenever it has to poll)
+            expect(page.locator("#spec-text")).to_have_value(re.compile("field-rally"), timeout=120_000)
             page.evaluate("t => { const e = document.getElementById('spec-text'); e.value = e.value.replace(t, "
                           "'range: {from: 6, to: 7}') }", "range: {from: 5, to: 9}")   # 48 cells: quicker
             page.click("#run")
