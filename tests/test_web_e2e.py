@@ -116,6 +116,35 @@ def test_resolving_a_shipped_situation_shows_what_the_cli_gives(page, rid):
     assert all(str(v) in shown_text for v in scalars(expected["result"])[:5])     # the values are on the page
 
 
+def test_a_resolved_attack_shows_what_changed_per_unit_with_every_field_one_click_away(page):
+    open_ruleset(page, "aslsk")
+    page.select_option("#situation", "prep_fire_fg_pbf.yaml")
+    page.click("#btn-resolve")
+    expect(page.get_by_test_id("status")).to_have_text("result")
+    expected = cli_json("resolve", ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml", "--json")["changes"]
+    tables = page.get_by_test_id("changes")
+    expect(tables.first).to_be_visible()
+    rows = [[c.strip() for c in r.split("\t")] for t in range(tables.count())
+            for r in tables.nth(t).locator("tbody tr").evaluate_all(
+                "rows => rows.map(r => [...r.cells].map(c => c.textContent).join('\\t'))")]
+    shown, unit = [], None
+    for r in rows:                      # the unit's id is written on its first row only, as in the CLI
+        unit = r[0] or unit
+        shown.append((unit, r[1], r[2], r[4]))
+    def text(v):                        # how the page writes a value
+        return "—" if v is None else json.dumps(v) if isinstance(v, bool) else str(v)
+    want = [(c["id"], f["field"], text(f["before"]), text(f["after"])) for c in expected for f in c["changed"]] + \
+        [(c["id"], f["field"], "", text(f["value"])) for c in expected for f in c["added"]]
+    assert sorted(shown) == sorted(want)
+    assert ("G1", "broken", "false", "true") in shown         # the book's result: G1 breaks, G2 is pinned
+    assert ("G2", "pinned", "false", "true") in shown
+    # the fields nothing changed stay out of sight until asked for
+    full = page.locator("details.full-records").first
+    expect(full.locator("table")).to_be_hidden()
+    full.locator("summary").click()
+    expect(full.locator("table")).to_be_visible()
+
+
 def test_odds_are_drawn_as_a_chart_with_unknown_cells_set_apart(page):
     open_ruleset(page, "aslsk")
     page.select_option("#situation", SHIPPED["aslsk"])

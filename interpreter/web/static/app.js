@@ -266,7 +266,7 @@ function drawResolve(d) {
     d.source ? h("p", {class: "muted small", text: `book: ${d.source}`}) : null,
     h("p", {class: "small"}, "procedure ", h("code", {text: d.procedure}),
       d.procedure_cite ? h("span", {class: "cite", text: d.procedure_cite}) : null),
-    d.status === "ok" ? h("div", {class: "result", "data-testid": "result"}, valueView(d.result)) :
+    d.status === "ok" ? h("div", {class: "result", "data-testid": "result"}, valueView(d.result, "", changesByPath(d.changes))) :
       h("div", {class: "stopped"}, h("strong", {text: d.status === "refused" ? "Not allowed: " : ""}), d.reason,
         d.cite ? h("span", {class: "cite", text: d.cite}) : null,
         d.needs_chart ? h("p", {class: "small"}, "Supply this cell from your own player aid on the ",
@@ -315,8 +315,32 @@ function isScalarish(v) {
     (Array.isArray(v) && v.every(x => typeof x !== "object" || x === null));
 }
 
-function valueView(v) {
+function changesByPath(changes) {
+  // the server's changed_fields: for each list of the result that restates input records, what changed per record
+  const by = new Map();
+  for (const c of changes || []) if (c.view) by.set(c.at, [...(by.get(c.at) || []), c]);
+  return by;
+}
+
+function changesView(changes, records) {
+  // before -> after per unit (as `umpire resolve` prints it), with the full records one click away
+  const rows = changes.flatMap(c => [
+    ...c.changed.map(f => [f.field, scalar(f.before), scalar(f.after)]),
+    ...c.added.map(f => [f.field, "", scalar(f.value)])].map(([field, before, after], i) =>
+    h("tr", {}, h("td", {class: "unit-id", text: i ? "" : c.id}), h("td", {}, h("code", {text: field})),
+      h("td", {class: "before", text: before}), h("td", {class: "arrow", text: before === "" ? "" : "→"}),
+      h("td", {class: "after", text: after}))));
+  return h("div", {class: "changes-view"},
+    h("div", {class: "table-wrap"}, h("table", {class: "records changed", "data-testid": "changes"},
+      h("thead", {}, h("tr", {}, ["unit", "field", "before", "", "after"].map(c => h("th", {text: c})))),
+      h("tbody", {}, rows))),
+    h("details", {class: "full-records"}, h("summary", {text: `all fields (${records.length} records)`}),
+      valueView(records)));
+}
+
+function valueView(v, path = "", views = new Map()) {
   if (isScalarish(v)) return h("span", {class: "scalar", text: scalar(v)});
+  if (Array.isArray(v) && views.has(path)) return changesView(views.get(path), v);
   if (Array.isArray(v)) {
     if (v.every(x => x && typeof x === "object" && !Array.isArray(x))) {
       const cols = [...new Set(v.flatMap(x => Object.keys(x)))];
@@ -326,7 +350,8 @@ function valueView(v) {
     }
     return h("ol", {}, v.map(x => h("li", {}, valueView(x))));
   }
-  return h("dl", {class: "kv"}, Object.entries(v).map(([k, x]) => [h("dt", {text: k}), h("dd", {}, valueView(x))]));
+  return h("dl", {class: "kv"}, Object.entries(v).map(([k, x]) =>
+    [h("dt", {text: k}), h("dd", {}, valueView(x, path ? `${path}.${k}` : k, views))]));
 }
 
 const MARKS = {call: "", result: "=", refuse: "✕", modifier: "·", roll: "●", lookup: "▦", stack: "Σ", choose: "?"};
