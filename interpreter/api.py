@@ -41,7 +41,7 @@ def _fingerprint(paths) -> tuple:
             st = os.stat(p)
             out.append((p, st.st_size, st.st_mtime_ns))
         except OSError:
-            out.append((p, None, None))
+            out.append((p, -1, -1))     # missing: unlike any file's size and time
     return tuple(out)
 
 
@@ -256,7 +256,7 @@ class Outcome:
     value: Any = None
     reason: str | None = None       # for refusals and errors
     citation: str | None = None
-    error: Exception | None = None
+    error: AdjudicationError | None = None
     trace: Trace | None = None
     dice: list = field(default_factory=list)
     seed: int | None = None
@@ -314,7 +314,7 @@ def point_at_situation(s: Situation, error: AdjudicationError) -> bool:
     value = getattr(error, "value", None)
     if not isinstance(value, str) or not value or isinstance(value, bool):
         return False
-    found = []
+    found: list = []
     for key in ("inputs", "choices"):
         stack = [(s.path + (key,), _get(s.doc.data, s.path + (key,)))]
         while stack and len(found) < 3:

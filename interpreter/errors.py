@@ -16,7 +16,7 @@ import difflib
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +134,7 @@ class UnknownCellError(AdjudicationError):
     kind = "needs chart"
     code = "needs-chart"
 
-    def __init__(self, table: str, title: str, row_label: str, column_label: str | None,
+    def __init__(self, table: str, title: str, row_label: str | None, column_label: str | None,
                  player_aid: str | None, position: Position | None = None):
         parts = ([f"row {row_label}"] if row_label is not None else []) + \
             ([f"column {column_label}"] if column_label is not None else [])
@@ -202,7 +202,7 @@ def _hint(matches: list[str]) -> str | None:
 class BuiltinArgumentError(ValueError):
     """Raised by a builtin function whose arguments are wrong; its message is shown with the call's position."""
 
-    value = None
+    value: Any = None
     """The argument it could not use, when the message names one (so a situation that gave it is named too)."""
 
     def positioned(self, name: str, position: Position | None) -> AdjudicationError:

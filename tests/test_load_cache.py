@@ -392,8 +392,28 @@ def test_clearing_the_cache_removes_its_entries_and_nothing_else(cache_dir, cli)
     code, out, _ = cli("cache", "--clear")
     assert code == 0 and "removed" in out
     assert not entries(cache_dir) and not entries(cache_dir, "document") and keep.read_text() == "not Umpire's"
+    assert not list(cache_dir.glob("grammar-tables-*"))
     api.clear_cache()
     assert cli("resolve", FIXTURE / "situations" / "attack.yaml")[0] == 0
+
+
+def test_the_grammar_tables_are_kept_in_the_users_cache_folder_never_the_shared_temporary_one(tmp_path):
+    """lark reads its kept tables back with pickle: a file in /tmp could be planted by another user."""
+    import subprocess
+    import sys
+    scratch, cache = tmp_path / "tmp", tmp_path / "cache"
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch), UMPIRE_CACHE_DIR=str(cache))
+    env.pop("UMPIRE_CACHE", None)
+    done = subprocess.run([sys.executable, "-m", "interpreter", "check", str(FIXTURE)], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert list(scratch.iterdir()) == []
+    assert [p.name for p in cache.glob("grammar-tables-*.lark")], sorted(p.name for p in cache.iterdir())
+    off = dict(env, UMPIRE_CACHE="off", UMPIRE_CACHE_DIR=str(tmp_path / "unused"))
+    done = subprocess.run([sys.executable, "-m", "interpreter", "check", str(FIXTURE)], env=off,
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and list(scratch.iterdir()) == [] and not (tmp_path / "unused").exists()
 
 
 def test_the_command_leaves_the_garbage_collector_as_the_caller_had_it(cli):

@@ -229,7 +229,8 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         except TypeError:            # an argument that cannot be a key: run it all
             return None
         if hit is None or (prefix_calls and rt.depth > hit[_PREFIX_RAN_AT]):
-            env[EMIT] = emitted = {}
+            emitted: dict = {}
+            env[EMIT] = emitted
             before = rt.steps_left
             signal = prefix(env, rt)
             if len(cache) >= MEMO_LIMIT:
@@ -259,7 +260,8 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                 ids, names, values = tuple(map(id, env.values())), tuple(env), tuple(env.values())
                 hit = prefix_entry(env, rt)
                 if hit is None:
-                    env[EMIT] = emitted = {}
+                    emitted: dict = {}
+                    env[EMIT] = emitted
                     signal = body(env, rt)
                     return bounded_result(signal[0] if signal is not None else None, emitted, rt, pos)
                 if len(by_id) >= MEMO_LIMIT:
@@ -317,7 +319,8 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             return bounded_result(signal[0] if signal is not None else None, env[EMIT], rt, pos)
         if hit is None or (suffix_calls and rt.depth > hit[_SUFFIX_RAN_AT]):   # kept from a shallower call: run again
             before = rt.steps_left
-            env[EMIT] = own = {}
+            own: dict = {}
+            env[EMIT] = own
             signal = suffix(env, rt)
             if len(suffix_cache) >= MEMO_LIMIT:
                 suffix_cache.clear()
@@ -341,7 +344,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         if not emitted:
             return None
         value = Record(emitted)
-        d = deepest(map(emitted.get, middle_emits), d) + 1
+        d = deepest(map(emitted.get, middle_emits or ()), d) + 1
         value._depth = d
         return nesting_bounded(value, d, rt, pos)
     return run_cached

@@ -70,6 +70,7 @@ class Parser(argparse.ArgumentParser):
     unknown option reported with the usage of the subcommand it was given to (not the top-level one)."""
 
     json_wanted = False
+    commands: dict[str, "Parser"]   # set on the top-level parser only: each subcommand's, by name
 
     def error(self, message):
         if Parser.json_wanted:

@@ -22,6 +22,7 @@ from ..model.values import (
 from ..reading import syntax as ast
 from ..runtime.functions import BUILTINS, LIST_LENGTH
 from .fast_paths import _arguments, _direct_fields
+from .host import CompilerHost
 from .support import Fn, _slow_attribute
 
 _MISSING = object()
@@ -32,7 +33,7 @@ ITEMS_PER_STEP = 1
 condition run once per item, so a step must not hide a loop over a long list."""
 
 
-class CallCompiler:
+class CallCompiler(CompilerHost):
     """The compiler's mixin for what calls out of an expression: procedures, builtins, aggregates, tables, stacks."""
 
     def e_function(self, e: ast.Function):
@@ -205,24 +206,6 @@ class CallCompiler:
                     by_id.clear()
                 by_id[ids] = (given_values, found)
                 return found[0]
-
-            if len(fns) == 1:
-                f1, v1 = fns[0], self.local_name(e.args[0].value)
-
-                def call_pure1(env, rt):
-                    if rt.trace is None and rt.call_hook is None:
-                        # a pure function of its argument: the same argument gives the same result
-                        v = env[v1] if v1 in env else f1(env, rt)
-                        found = by_id.get(id(v))
-                        if found is not None:
-                            result, used, depth = found[1]
-                            left = rt.steps_left - used
-                            if left >= 0 and rt.depth <= depth:
-                                rt.steps_left = left
-                                return result
-                        return pure_miss((v,), id(v), rt)
-                    return rt.call(proc, build(env, rt), pos)
-                return call_pure1
 
             def call_pure(env, rt):
                 if rt.trace is None and rt.call_hook is None:

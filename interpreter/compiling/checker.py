@@ -44,9 +44,9 @@ class Checker:
         self.r = ruleset
         self.errors: list[InputError] = []
         self.warnings: list[str] = []
-        self.used = {"tables": set(), "stacks": set(), "procedures": set()}
+        self.used: dict[str, set[str]] = {"tables": set(), "stacks": set(), "procedures": set()}
 
-    def error(self, message: str, pos: Position, hint: str | None = None) -> None:
+    def error(self, message: str, pos: Position | None, hint: str | None = None) -> None:
         self.errors.append(InputError(message, pos, hint))
 
     def run(self) -> list[str]:
@@ -83,7 +83,7 @@ class Checker:
             return StaticType("record", record=self.r.types[ref.name])
         return UNKNOWN
 
-    def check_type_ref(self, ref, pos: Position) -> None:
+    def check_type_ref(self, ref, pos: Position | None) -> None:
         if isinstance(ref, tuple):
             return
         if ref.name == "list":
@@ -286,7 +286,7 @@ class Checker:
                         if str(index.value) not in entries:
                             self.error(f"catalogue '{target.name}' has no entry '{index.value}'", index.pos,
                                        did_you_mean(str(index.value), entries))
-                    return t.item
+                    return t.item or UNKNOWN
                 if t.kind == "list":
                     return t.item or UNKNOWN
                 return UNKNOWN
@@ -420,10 +420,10 @@ class Checker:
         if t.kind == "entry" and t.fields is not None and name not in t.fields:
             self.error(f"no entry of this catalogue has a field '{name}'", pos, did_you_mean(name, t.fields))
         if t.kind == "roll":
-            fields = ["original", "final", "dice", "doubles", "modifier", *t.roll_names]
-            if name not in fields:
-                self.error(f"a roll has no '{name}'", pos, did_you_mean(name, fields)
-                           or f"a roll has: {', '.join(fields)}")
+            roll_fields = ["original", "final", "dice", "doubles", "modifier", *t.roll_names]
+            if name not in roll_fields:
+                self.error(f"a roll has no '{name}'", pos, did_you_mean(name, roll_fields)
+                           or f"a roll has: {', '.join(roll_fields)}")
         return UNKNOWN
 
     def arguments(self, what: str, names: list[str], required: set[str], args, pos: Position,

@@ -30,7 +30,7 @@ what ties them together: the per-ruleset and per-procedure state, and a procedur
 from __future__ import annotations
 
 from _thread import allocate_lock
-from typing import Any
+from typing import Any, Callable
 
 from ..analysis.caching import EMIT as _EMIT
 from ..analysis.caching import MEMO_LIMIT as _MEMO_LIMIT
@@ -92,7 +92,7 @@ class Compiler(LazyCompilation, StatementCompiler, RollCompiler, ExpressionCompi
             for proc in self.ruleset.procedures.values():
                 self.compile_procedure(proc)
             return
-        pending = {}
+        pending: dict[str, Callable] = {}
         self.lock = allocate_lock()
         self.traced_pending = {}
         self.parts = self.ruleset.parts = _PartsOnDemand(pending, self.traced_pending)

@@ -40,10 +40,11 @@ from ..runtime.operators import (
     truth as _truth,
 )
 from .fast_paths import _direct_fields, _direct_record, _logic2, _record_maker
+from .host import CompilerHost
 from .support import _ROLL_FIELDS, _ROLL_SLOTS, Fn, _slow_attribute
 
 
-class ExpressionCompiler:
+class ExpressionCompiler(CompilerHost):
     """The compiler's mixin for expressions (``e_<expression>``): operators, names, fields, lists, records."""
 
     # -- expressions
@@ -76,7 +77,6 @@ class ExpressionCompiler:
             except KeyError:
                 raise AdjudicationError(f"'{name}' has no value here (it is only set on some paths through "
                                         "the procedure)", pos) from None
-        local.reads = (1, name, None)     # what it reads, for closures that read it in place (_if_untraced)
         return local
 
     def e_attribute(self, e: ast.Attribute):
@@ -99,8 +99,6 @@ class ExpressionCompiler:
                     return v[name]
                 except (KeyError, TypeError):
                     return _slow_attribute(v, name, pos)
-            if slot is not None:
-                roll_field.reads = (3, var, slot)
             return roll_field
         if isinstance(e.target, ast.Name) and e.target.name not in self.globals:
             var, vpos = e.target.name, e.target.pos
@@ -115,7 +113,6 @@ class ExpressionCompiler:
                     return v[name]
                 except (KeyError, TypeError):
                     return _slow_attribute(v, name, pos)
-            local_attribute.reads = (2, var, name)
             return local_attribute
         target = self.expr(e.target)
 
@@ -303,26 +300,18 @@ class ExpressionCompiler:
         operands = [(self.expr(o), o.pos) for o in e.operands]
         if len(operands) == 2:
             return _logic2(*operands[0], *operands[1], e.op)
-        if e.op == "and":
-            def and_(env, rt):
-                for f, pos in operands:
-                    v = f(env, rt)
-                    if v is False:
-                        return False
-                    if v is not True:
-                        _truth(v, pos, "operand of 'and'")
-                return True
-            return and_
+        decisive = e.op == "or"          # True ends an 'or', False ends an 'and'
+        neutral, what = not decisive, f"operand of '{e.op}'"
 
-        def or_(env, rt):
+        def logic_n(env, rt):
             for f, pos in operands:
                 v = f(env, rt)
-                if v is True:
-                    return True
-                if v is not False:
-                    _truth(v, pos, "operand of 'or'")
-            return False
-        return or_
+                if v is decisive:
+                    return v
+                if v is not neutral:
+                    _truth(v, pos, what)
+            return neutral
+        return logic_n
 
     def e_conditional(self, e: ast.Conditional):
         then, cond, otherwise, pos = self.expr(e.then), self.expr(e.condition), self.expr(e.otherwise), e.condition.pos

@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..analysis.caching import plan, untraced_runner
 from ..model.ruleset import Procedure
+from .host import CompilerHost
 from .support import Fn
 
 
@@ -30,7 +31,7 @@ class _PartsOnDemand(dict):
         return dict.__getitem__(self, key)
 
 
-class LazyCompilation:
+class LazyCompilation(CompilerHost):
     """The compiler's mixin that compiles each form of a procedure now (eager) or on first use (lazy)."""
 
     def _compile_on_first_use(self, proc: Procedure, pending: dict) -> Callable:

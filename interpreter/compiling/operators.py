@@ -27,10 +27,11 @@ from ..reading import syntax as ast
 from ..runtime.operators import BINARY as _BINARY
 from ..runtime.operators import RAW_ARITHMETIC as _RAW
 from ..runtime.operators import arith_error as _arith_error
+from .host import CompilerHost
 from .support import Fn
 
 
-class OperatorCompiler:
+class OperatorCompiler(CompilerHost):
     """The compiler's mixin for binary operators, called by ``e_binary`` (compiling/expressions.py)."""
 
     def comparison(self, e: ast.Binary) -> Fn:

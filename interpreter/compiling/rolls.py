@@ -11,9 +11,10 @@ from ..errors import AdjudicationError
 from ..model.dice import DiceKind, literal_kind
 from ..model.values import DEAD, Roll, brief, normalise, show, size_error, type_name
 from ..reading import syntax as ast
+from .host import CompilerHost
 
 
-class RollCompiler:
+class RollCompiler(CompilerHost):
     """The compiler's mixin for `roll` statements."""
 
     def s_roll(self, s: ast.Roll, cite):

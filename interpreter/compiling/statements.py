@@ -12,10 +12,11 @@ from ..model.values import Record, Roll, brief, show, show_cut, type_name
 from ..reading import syntax as ast
 from ..runtime.operators import truth as _truth
 from .fast_paths import _if_untraced
-from .support import Fn
+from .host import CompilerHost
+from .support import Fn, described
 
 
-class StatementCompiler:
+class StatementCompiler(CompilerHost):
     """The compiler's mixin for blocks and statements (``s_<statement>``)."""
 
     def block_parts(self, statements) -> tuple:
@@ -154,8 +155,7 @@ class StatementCompiler:
 
         def ret(env, rt):
             return (value(env, rt) if value is not None else None,)
-        ret.returned = value     # a block of this statement alone runs it in place (block)
-        return ret
+        return described(ret, returned=value)     # a block of this statement alone runs it in place (block)
 
     def s_note(self, s: ast.Note, cite):
         if self.untraced:
@@ -253,7 +253,7 @@ class StatementCompiler:
         if len(branches) == 1 or (len(branches) == 2 and branches[1][0] is None):
             cond, body, _, _, pos = branches[0]
             other = branches[1][1] if len(branches) == 2 else None
-            untraced_if = _if_untraced(cond, body, other, pos, self.local_read(s.branches[0].condition))
+            untraced_if = _if_untraced(cond, body, other, pos)
             if self.untraced:
                 return untraced_if
 

@@ -10,6 +10,14 @@ from ..model.values import Record, Roll, show, type_name
 Fn = Callable[[dict, Any], Any]
 
 
+def described(fn: Fn, **facts) -> Fn:
+    """``fn`` with facts about it kept as attributes (what it reads, what it returns, its operands), which the
+    closures that could run it in place look up with ``getattr``."""
+    for name, value in facts.items():
+        setattr(fn, name, value)
+    return fn
+
+
 _ROLL_SLOTS = {"original": 3, "doubles": 4, "dice": 0, "modifier": 2}   # where Roll._d keeps them
 
 

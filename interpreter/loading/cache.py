@@ -81,6 +81,31 @@ def folder() -> Path | None:
     return base
 
 
+def own_folder() -> Path | None:
+    """The cache folder, created (mode 700) when missing, or None when the cache is off or the folder refused."""
+    base = folder()
+    if base is None:
+        return None
+    try:
+        if not base.is_dir():
+            base.parent.mkdir(parents=True, exist_ok=True)
+            base.mkdir(mode=0o700, exist_ok=True)
+            _refusals.pop(str(base), None)
+    except OSError:
+        return None
+    return base if refusal(base) is None else None
+
+
+def grammar_tables_file() -> str | None:
+    """The file in the user's own cache folder where lark keeps the procedure grammar's LALR tables (it reads them
+    back with pickle: never a folder anyone else may write), or None when there is no such folder."""
+    base = own_folder()
+    return str(base / f"grammar-tables-{__version__}.lark") if base is not None else None
+
+
+shipped.grammar_tables = grammar_tables_file
+
+
 SECRET_NAME = "secret.key"
 """The per-user secret in the cache folder (0600, random): every entry carries a MAC keyed by it."""
 
@@ -262,23 +287,17 @@ def read(kind: str, key: str) -> tuple[list[str], str, list[bytes]] | None:
         return None
 
 
-def write(kind: str, key: str, files: list[str], main: str, extra: list[str] = ()) -> bool:
+def write(kind: str, key: str, files: list[str], main: str, extra: list[str] | tuple = ()) -> bool:
     """Store an entry atomically (temporary file in the same folder, then rename); False if it could not be.
 
     ``main`` and each of ``extra`` are one line each (JSON texts, which never hold a line break).
     """
-    base = folder()
+    base = own_folder()
     if base is None:
         return False
     import tempfile
     tmp = None
     try:
-        if not base.is_dir():
-            base.parent.mkdir(parents=True, exist_ok=True)
-            base.mkdir(mode=0o700, exist_ok=True)
-            _refusals.pop(str(base), None)
-        if refusal(base) is not None:
-            return False
         secret = _secret(base, create=True)
         if secret is None:
             return False
@@ -372,9 +391,12 @@ def _remove_stale_temporaries(base: Path) -> None:
 
 
 def clear() -> tuple[int, int]:
-    """Remove every entry (and nothing else) from the cache folder; returns (entries, bytes) removed."""
+    """Remove every entry and the grammar's tables (and nothing else) from the cache folder; returns (entries,
+    bytes) removed."""
     count = size = 0
-    for path, st in entries():
+    base = location()
+    tables = [(p, p.stat()) for p in base.glob("grammar-tables-*.lark") if p.is_file()] if base is not None else []
+    for path, st in entries() + tables:
         try:
             path.unlink()
             count += 1

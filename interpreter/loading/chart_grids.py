@@ -112,7 +112,7 @@ def _check_axis(axis: Axis, headings: list, key: str, doc, path: tuple, at) -> N
                 raise InputError(f"the {key} bands overlap", doc.at(path))
 
 
-def _card_axis(table, key: str, raw: list, doc, path: tuple) -> None:
+def _card_axis(table, key: str, raw: list, doc, path: tuple) -> list[int | None] | None:
     """The card's whole list of row or column headings (``rows:``/``columns:`` beside a grid).
 
     The headings the rulebook prints must all be there (on a numeric axis, in the same run: nothing
@@ -211,7 +211,7 @@ def read_chart_csv(path, text: str | None = None) -> Document:
     doc = Document(file, None, text=text)
     pos = doc.positions
     data: dict = {"overlay": Path(file).stem, "kind": "charts", "changes": []}
-    change = None          # the table being read
+    change: dict | None = None          # the table being read
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue

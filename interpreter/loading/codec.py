@@ -26,6 +26,7 @@ from ..analysis.caching import CachePlan
 from ..errors import Position
 from ..model.dice import DiceKind
 from ..model.ruleset import (
+    NOT_COMPILED,
     Catalogue,
     Change,
     FieldDef,
@@ -51,7 +52,7 @@ _NODE_FIELDS = {cls: cls._fields for cls in _NODES.values()}
 _CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
                                           Table, DiceKind, CachePlan, Change)}
 _FIELD_NAMES = {cls: {f.name for f in dataclasses.fields(cls)} for cls in (*_CLASSES.values(), Procedure)}
-_SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE}
+_SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE, "NOT_COMPILED": NOT_COMPILED}
 _SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
 
 
@@ -158,14 +159,14 @@ def _pairs(items: list) -> dict:
 class Decoder:
     """Rebuilds model values from data written by ``Encoder``, with ``files`` as the position file table."""
 
-    def __init__(self, files: list[str], bodies: list = ()):
+    def __init__(self, files: list[str], bodies: list | tuple = ()):
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             raise CodecError("bad file table")
         self.files = files
         self.bodies = bodies
         self._positions: dict = {}
 
-    def loads(self, text: str):
+    def loads(self, text: str | bytes):
         return json.loads(text, object_hook=self.hook)
 
     def hook(self, obj: dict):
@@ -218,13 +219,13 @@ class Decoder:
         if tag == "s":
             return _SENTINELS[v]
         if tag == "o":
-            cls = _CLASSES[v[0]]
+            model_cls = _CLASSES[v[0]]
             attrs = _pairs(v[1])
-            if not _FIELD_NAMES[cls] <= attrs.keys():
+            if not _FIELD_NAMES[model_cls] <= attrs.keys():
                 raise CodecError(f"a stored {v[0]} lacks some of its fields")
-            obj = cls.__new__(cls)
-            obj.__dict__.update(attrs)
-            return obj
+            made = model_cls.__new__(model_cls)
+            made.__dict__.update(attrs)
+            return made
         if tag == "i":
             return _CLASSES[v[0]](**_pairs(v[1]))
         if tag == "q":
@@ -285,7 +286,7 @@ def dumps(value) -> tuple[list[str], str, list[str]]:
     return enc.files, text, enc.bodies
 
 
-def loads(files: list[str], text: str, bodies: list = ()):
+def loads(files: list[str], text: str, bodies: list | tuple = ()):
     """The value ``dumps`` gave; raises CodecError (or ValueError, KeyError...) if the data is malformed.
     Procedure bodies are decoded when first read."""
     return Decoder(files, bodies).loads(text)

@@ -9,7 +9,7 @@ their catalogue entry and field defaults.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ErrorCollector, InputError, did_you_mean
 from ..model.ruleset import Procedure, Ruleset, TypeDef
@@ -17,7 +17,7 @@ from ..model.values import Record, exact, freeze, thaw
 from ..reading import syntax as ast
 from ..reading.source import Document
 
-_SCALAR_SCHEMAS = {
+_SCALAR_SCHEMAS: dict[str, dict] = {
     "int": {"type": "integer"},
     "number": {"anyOf": [{"type": "number"}, {"type": "string", "pattern": r"^\s*-?\d+\s*/\s*\d+\s*$"}]},
     "bool": {"type": "boolean"},
@@ -181,7 +181,7 @@ def holds_record_type(ruleset: Ruleset, ref) -> bool:
 def complete_default(ruleset: Ruleset, ref, value: Any, pos) -> Any:
     """A parameter's written-out default of a record type (or a list of them), completed as an input of that
     type is: its catalogue entry's fields, then the type's field defaults. Errors name the default's position."""
-    return coerce(ruleset, ref, value, _At(pos), ())
+    return coerce(ruleset, ref, value, cast(Document, _At(pos)), ())   # _At answers every .at(path) with pos
 
 
 def _check_field_names(value: Any, doc: Document, path: tuple) -> None:
@@ -220,7 +220,7 @@ def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, pa
         data[name] = coerce(ruleset, t.fields[name].type, v, doc, path + (name,))
     missing = [n for n in t.fields if n not in data]
     if missing and unlisted is not None:
-        cat = ruleset.catalogues[t.catalogue]
+        cat = ruleset.catalogues[str(t.catalogue)]      # unlisted is set only for a type with a catalogue
         raise InputError(f"'{unlisted}' is not in catalogue '{t.catalogue}', so every field must be given here; "
                          f"missing: {', '.join(missing)}", doc.at(path + (t.key,)),
                          did_you_mean(unlisted, cat.entries) or f"catalogue entries: {', '.join(list(cat.entries)[:12])}")

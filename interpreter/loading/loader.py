@@ -182,7 +182,9 @@ def yaml_expression(doc: Document, path: tuple, value) -> ast.Expr:
 
 
 def build_stack(name: str, spec: dict, doc: Document, path: tuple, cite) -> Stack:
-    mods, errors, seen = [], [], {}
+    mods: list = []
+    errors: list = []
+    seen: dict = {}
     for i, m in enumerate(spec["modifiers"]):
         where = path + ("modifiers", i)
         if m["id"] in seen:

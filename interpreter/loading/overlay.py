@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from ..errors import ErrorCollector, InputError, Position, did_you_mean
 from ..model.ruleset import Change, Ruleset, shown
@@ -146,6 +147,7 @@ def _table_change(r: Ruleset, doc, path, c, touched, log) -> None:
         if ri is None:
             raise InputError(f"table '{name}' has no row '{cell['row']}'", doc.at(cpath + ("row",)),
                              _headings_hint(table.rows, "rows", cell["row"]))
+        ci: int | None
         if table.columns is None:
             ci = 0
         else:
@@ -351,7 +353,7 @@ def _stack_change(r: Ruleset, doc, path, c, touched, log) -> None:
             raise InputError(f"a modifier has no field '{bad[0]}'", doc.key_at(path + ("set", bad[0])),
                              did_you_mean(bad[0], _MODIFIER_FIELDS))
         _claim(touched, ("stacks", name, m.id), doc.at(path), f"modifier '{m.id}' of stack '{name}'")
-        changes = {}
+        changes: dict[str, Any] = {}
         before = {k: (m.text.get(k) if k in ("value", "when", "times") else getattr(m, k, None)) for k in fields}
         for k, v in fields.items():
             if k in ("value", "when", "times"):

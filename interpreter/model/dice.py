@@ -94,12 +94,13 @@ class DiceKind:
         lo, hi = self.count, self.count * self.sides
         if not lo <= total <= hi:
             raise InputError(f"{where}: {self.describe()} totals {lo} to {hi}, not {total}")
-        best = None
+        best: tuple[int, ...] | None = None
         for combo in itertools.product(range(1, self.sides + 1), repeat=self.count):
             if sum(combo) == total:
                 if len(set(combo)) > 1:
                     return combo
                 best = best or combo
+        assert best is not None     # every total from lo to hi has a combination
         return best
 
 

@@ -107,6 +107,12 @@ class Catalogue:
         return names
 
 
+def NOT_COMPILED(env: dict, rt) -> Any:
+    """A procedure's run before the compiler has set it (compiling/compiler.py sets every one at load); the load
+    cache stores it by name (loading/codec.py)."""
+    raise RuntimeError("procedure run before it was compiled")
+
+
 @dataclass
 class Procedure:
     name: str
@@ -115,8 +121,8 @@ class Procedure:
     doc: str | None
     params: list[ast.Param]
     pos: Position
-    run: Callable | None = None          # compiled: run(args: dict, rt) -> Record
-    run_untraced: Callable | None = None  # compiled: the untraced run, every argument given (compiling/compiler.py)
+    run: Callable = NOT_COMPILED         # compiled: run(args: dict, rt) -> Record
+    run_untraced: Callable = NOT_COMPILED  # compiled: the untraced run, every argument given (compiling/compiler.py)
     deterministic: bool = False          # no roll or choice, here or in what it calls: a pure function
     memo: dict = field(default_factory=dict)   # results of deterministic calls (untraced runs only)
     prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix
@@ -174,6 +180,8 @@ class Ruleset:
     overlays: list[str] = field(default_factory=list)
     changes: list = field(default_factory=list)      # what the overlays changed (Change)
     cache_key: str | None = None   # the on-disk cache key of exactly these sources (loading/cache.py), when known
+    rolls_may_hide: bool = True    # can a roll sit inside a record or list? (analysis/facts.py, at load)
+    parts: dict | None = field(default=None, repr=False, compare=False)   # compiled closures by syntax node id
 
     def cite(self, text: str | None) -> str | None:
         return cite_with_prefix(self.cite_prefix, text)

@@ -255,33 +255,51 @@ class Table:
                                        "rulebook does not give", self.player_aid, pos)
         return r, c
 
+    def set_cell(self, r: int, c: int, raw, source, doc, where) -> None:
+        """Set one cell from its written value (a result code, a number, unknown); a value that is none of the
+        table's result codes is an error at ``where``."""
+        try:
+            value = self.parse_cell(raw)
+        except ValueError:
+            codes = ", ".join(f"{rc.pattern}" for rc in self.results.values())
+            raise InputError(f"cell value '{raw}' matches none of table '{self.name}''s result codes ({codes})",
+                             doc.at(where), hint=code_hint(self, raw)) from None
+        self.cells[r][c] = value
+        if value is not UNKNOWN:
+            self.sources[(r, c)] = source
+        else:
+            self.sources.pop((r, c), None)
+
     def column_heading(self, column, shift: int = 0, pos: Position | None = None):
         """The column heading a value reads after a shift, without any row (None off the table)."""
         if self.structure_unknown:
             raise UnknownCellError(self.name, self.title, None, None, self.player_aid, pos)
-        c = self._index(self.columns, column, pos)
-        if (c is None or c is OFF) and self.columns.open or c is UNSURE:
-            raise UnknownCellError(self.name, self.title, None, f"for {self.columns.title} {show(column)} (the "
-                                   f"rulebook shows only {', '.join(map(str, self.columns.headings))})",
+        cols = self.columns
+        if cols is None:
+            raise AdjudicationError(f"table '{self.name}' has no columns", pos)
+        c = self._index(cols, column, pos)
+        if (c is None or c is OFF) and cols.open or c is UNSURE:
+            raise UnknownCellError(self.name, self.title, None, f"for {cols.title} {show(column)} (the "
+                                   f"rulebook shows only {', '.join(map(str, cols.headings))})",
                                    self.player_aid, pos)
         if c is None:
             raise AdjudicationError(f"table '{self.name}' has no column for {show(column)}", pos, value=column)
         if c is OFF:
             return None
-        if self.columns.open and self.columns.beyond_last(column):
-            self._unknown_heading(self.columns, column, pos)
+        if cols.open and cols.beyond_last(column):
+            self._unknown_heading(cols, column, pos)
         c += shift
-        if 0 <= c < len(self.columns.headings):
-            if self.columns.headings[c] is None:
+        if 0 <= c < len(cols.headings):
+            if cols.headings[c] is None:
                 raise UnknownCellError(self.name, self.title, None, f"{abs(shift)} shift(s) from {show(column)}, a "
                                        "column whose heading the rulebook does not give", self.player_aid, pos)
-            return self.columns.headings[c]
-        if self.columns.open:
+            return cols.headings[c]
+        if cols.open:
             side = "left of the first" if c < 0 else "right of the last"
             raise UnknownCellError(self.name, self.title, None, f"{abs(shift)} shift(s) from {show(column)}, "
                                    f"{side} known column", self.player_aid, pos)
         if self.shift_off_edge == "clamp":
-            return self.columns.headings[max(0, min(c, len(self.columns.headings) - 1))]
+            return cols.headings[max(0, min(c, len(cols.headings) - 1))]
         return None
 
     def _unknown_heading(self, axis, value, pos):
@@ -343,6 +361,8 @@ def build_table(name: str, spec: dict, doc, path: tuple, cite) -> Table:
                      Axis("rows", "exact", [], open=True), None, "off", None, {}, [], {}, doc.at(path),
                      structure_unknown=True, reference=spec.get("reference", False))
     rows, columns = axis("rows"), axis("columns")
+    if rows is None:
+        raise InputError(f"table '{name}' needs rows", doc.at(path))
     results = {code: ResultCode.build(code, r["pattern"], r.get("means", ""))
                for code, r in (spec.get("results") or {}).items()}
     ncols = len(columns.headings) if columns else 1
@@ -375,16 +395,17 @@ def build_table(name: str, spec: dict, doc, path: tuple, cite) -> Table:
         if r is None:
             raise InputError(f"row '{cell['row']}' is not a row heading of table '{name}'", doc.at(where + ("row",)),
                              hint=_heading_hint(cell["row"], rows))
+        col: int | None
         if columns is None:
-            c = 0
+            col = 0
         else:
             if "column" not in cell:
                 raise InputError(f"table '{name}' has columns, so this cell needs a column", doc.at(where))
-            c = columns.key_index(cell["column"])
-            if c is None:
+            col = columns.key_index(cell["column"])
+            if col is None:
                 raise InputError(f"column '{cell['column']}' is not a column heading of table '{name}'",
                                  doc.at(where + ("column",)), hint=_heading_hint(cell["column"], columns))
-        table.set_cell(r, c, cell["value"], cite(cell.get("source")), doc, where + ("value",))
+        table.set_cell(r, col, cell["value"], cite(cell.get("source")), doc, where + ("value",))
     return table
 
 
@@ -400,18 +421,3 @@ def code_hint(table: Table, raw, otherwise: str = "# in a pattern stands for a n
     return did_you_mean(text.upper(), written) or did_you_mean(text, written) or otherwise
 
 
-def _set_cell(self: Table, r: int, c: int, raw, source, doc, where) -> None:
-    try:
-        value = self.parse_cell(raw)
-    except ValueError:
-        codes = ", ".join(f"{rc.pattern}" for rc in self.results.values())
-        raise InputError(f"cell value '{raw}' matches none of table '{self.name}''s result codes ({codes})",
-                         doc.at(where), hint=code_hint(self, raw)) from None
-    self.cells[r][c] = value
-    if value is not UNKNOWN:
-        self.sources[(r, c)] = source
-    else:
-        self.sources.pop((r, c), None)
-
-
-Table.set_cell = _set_cell

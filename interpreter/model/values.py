@@ -16,6 +16,10 @@ class Record(dict):
     """An immutable mapping with attribute-style access from the DSL."""
 
     __slots__ = ("_hash", "_rolls", "_depth", "_lazy")
+    _hash: int
+    _rolls: bool
+    _depth: int
+    _lazy: bool
     # _lazy: whether an exact-odds independent list is inside (odds/independent.has_lazy keeps it, as
     # holds_roll keeps _rolls: a record does not change, so the walk is done once per record)
 
@@ -38,7 +42,7 @@ class Record(dict):
     def _immutable(self, *args, **kwargs):
         raise TypeError("records are immutable; use `record with {...}`")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _immutable  # type: ignore
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _immutable
 
     def updated(self, changes: dict) -> "Record":
         new = Record(self)
@@ -77,6 +81,8 @@ class Roll(int):
     Equality and hashing are those of the final value (as for any number);
     code that must tell two rolls apart by their dice uses ``frozen``.
     """
+
+    _d: tuple   # (dice, names, modifier, original, doubles)
 
     def __new__(cls, dice: tuple, names: tuple, modifier=0):
         original = sum(dice)
@@ -199,9 +205,10 @@ def key_form(value: Any) -> Any:
     """
     if value.__class__ is Roll:
         return value.frozen
-    if (value.__class__ is Record or value.__class__ is tuple) and holds_roll(value):
-        if value.__class__ is tuple:
-            return ("list",) + tuple(key_form(v) for v in value)
+    c = value.__class__
+    if c is tuple and holds_roll(value):
+        return ("list",) + tuple(key_form(v) for v in value)
+    if c is Record and holds_roll(value):
         return ("record", frozenset((k, key_form(v)) for k, v in value.items()))
     return value
 

@@ -58,7 +58,7 @@ def _parser() -> Lark:
     """The LALR parser for both start rules, built once per process."""
     return Lark(GRAMMAR_FILE.read_text(encoding="utf-8"), parser="lalr", start=["module", "expression", "steps"],
                 postlex=_ProcedureIndenter(), propagate_positions=True, maybe_placeholders=True,
-                cache=True)  # lark caches its own LALR tables (built from our grammar only)
+                cache=shipped.grammar_tables() or False)
 
 
 # ---- friendly names for terminals ---------------------------------------------------
@@ -220,7 +220,8 @@ def _parse_text(text: str, start: str, locate: _Locator):
             line, column = e.line, e.column
         raise InputError(message, locate(line, column), hint=_hint_for(tok, e)) from None
     except UnexpectedCharacters as e:
-        char = text[e.pos_in_stream] if e.pos_in_stream < len(text) else "?"
+        at = e.pos_in_stream or 0
+        char = text[at] if at < len(text) else "?"
         hint = None
         if char == "'":
             hint = 'strings use double quotes: "like this"'
@@ -293,7 +294,7 @@ class _ToAst(Transformer):
         return self._where(getattr(meta, "line", 1), getattr(meta, "column", 1))
 
     def _tok_pos(self, tok: Token) -> Position:
-        return self._where(tok.line, tok.column)
+        return self._where(tok.line or 1, tok.column or 1)
 
     def _binding(self, tok: Token) -> str:
         """A name being defined or read: a keyword of the language cannot be one."""

@@ -71,9 +71,9 @@ def translate(doc: Document, error, kind: str, base_path: tuple = ()) -> InputEr
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return InputError(f"{where} is missing the required key '{missing}'", doc.at(path))
     if validator_name == "type":
-        expected = error.validator_value
-        expected = [expected] if isinstance(expected, str) else expected
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in expected)
+        wanted = error.validator_value
+        types = [wanted] if isinstance(wanted, str) else wanted
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
         return InputError(f"{where} should be {words}, not {_describe(error.instance)}", doc.at(path))
     if validator_name == "enum":
         options = ", ".join(map(str, error.validator_value))

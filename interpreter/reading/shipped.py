@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+from typing import Callable
 
 FOLDERS = ("grammar", "schemas")
 """The data folders shipped beside the code, by name (each is read by the stage that owns it)."""
@@ -30,3 +31,14 @@ def folder(name: str, package: Path | None = None) -> Path:
     if packaged.is_dir():
         return packaged
     return package.parent / name
+
+
+def _no_grammar_tables() -> str | None:
+    return None
+
+
+grammar_tables: Callable[[], str | None] = _no_grammar_tables
+"""Where lark may keep the procedure grammar's LALR tables between processes (reading/parser.py), or None to
+build them in each process (about 0.2 s). loading/cache.py sets it to a file in the user's own load cache
+folder, which it has checked no one else may write: lark reads the file back with pickle, so never the shared
+temporary folder (lark's ``cache=True``), where another user could plant one."""

@@ -21,7 +21,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Position
 
@@ -85,16 +85,23 @@ class Document:
 # We only *compose* the node graph: every node keeps its start mark (line, column), tag and
 # quoting style, and we build plain data ourselves, so nothing in the file can construct objects.
 # ruamel.yaml is imported on first use: a load served by the load cache (loading/cache.py) reads no YAML.
-_composer = None
+if TYPE_CHECKING:     # the names _composer_now binds in this module at first use
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+_composer: YAML | None = None
 
 
-def _import_ruamel() -> None:
+def _composer_now() -> YAML:
+    """The composer, ruamel.yaml imported (and its node and error classes bound here) on first use."""
     global _composer, MarkedYAMLError, YAMLError, MappingNode, Node, ScalarNode, SequenceNode
     if _composer is None:
         from ruamel.yaml import YAML
         from ruamel.yaml.error import MarkedYAMLError, YAMLError
         from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
         _composer = YAML(typ="safe", pure=False)
+    return _composer
 
 _STD = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = {_STD + t for t in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "merge")}
@@ -245,10 +252,10 @@ def load_yaml(path: Path | str, text: str | None = None) -> Document:
         text = read_text(path)
     else:
         check_text_size(text, file)
-    _import_ruamel()
+    composer = _composer_now()
     try:
         _check_events(text, file)
-        node = _composer.compose(text)
+        node = composer.compose(text)
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         problem = (e.problem or "invalid YAML").strip()
@@ -273,7 +280,7 @@ def _check_events(text: str, file: str) -> None:
     """
     from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, NodeEvent
     count = depth = 0
-    for event in _composer.parse(text):
+    for event in _composer_now().parse(text):
         if isinstance(event, CollectionStartEvent):
             depth += 1
             if depth > MAX_NESTING:
@@ -364,7 +371,8 @@ class _Builder:
         if found is not None:
             return found
         doc = self.doc
-        own, sources = [], []
+        own: list = []
+        sources: list = []
         for k, v in node.value:
             if k.tag == _STD + "merge":
                 sources += v.value if isinstance(v, SequenceNode) else [v]

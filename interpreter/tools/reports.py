@@ -45,7 +45,7 @@ def simulate_json(s: Situation, runs: int, seed: int | None, by: list) -> dict:
     return report_json(simulate(s, runs, seed, list(by)), s, by)
 
 
-def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list = (), all_dice: bool = False,
+def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list | tuple = (), all_dice: bool = False,
                  situation_text: str | None = None, roots=None) -> dict:
     """What overlays change, and (with a situation) the outcome shares before and after (``umpire diff``).
 

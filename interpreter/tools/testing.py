@@ -53,7 +53,8 @@ def load_cases(test_file: Path) -> list[Case]:
     base = Path(test_file).parent
     ruleset_path = base / doc.data["ruleset"]
     overlays = tuple(str(base / w) for w in doc.data.get("with") or ())
-    cases, seen = [], {}
+    cases: list = []
+    seen: dict = {}
     for i, c in enumerate(doc.data["cases"]):
         if c["id"] in seen:
             raise InputError(f"case id '{c['id']}' is used twice in this file (first at {seen[c['id']]})",

@@ -102,7 +102,7 @@ def job_chart_check(ws, params: dict) -> dict:
     """The page's grids, checked; when they hold no problem, the chart overlay they make (to apply to the
     page's later jobs and to download) and each table's cells: known, filled, still unknown."""
     from ..tools.charts import cell_at, grid_overlay, table_counts
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     r = api.load_ruleset(ws.root(rid))
     specs = read_specs(r, params.get("tables"))
     name = str(params.get("name") or f"{rid}-charts.yaml")[:80]
@@ -131,7 +131,7 @@ def job_charts(ws, params: dict) -> dict:
     """Chart cells the user filled in ({table, row index, column index, value}), as a chart overlay in grid
     form; applying it checks each value against the book."""
     from ..tools.charts import grid_overlay
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     r = api.load_ruleset(ws.root(rid))
     cells = params.get("cells") or []
     if not isinstance(cells, list):

@@ -35,7 +35,7 @@ UPLOAD_FILES = 200
 IN_USE_SECONDS = 120
 """An upload used this recently is never evicted (another worker may be reading it)."""
 
-FIELDS = {"ruleset": str, "procedure": str, "kind": str, "name": str, "table": str, "by": list,
+FIELDS: dict[str, type | tuple[type, ...]] = {"ruleset": str, "procedure": str, "kind": str, "name": str, "table": str, "by": list,
           "overlays": list, "cells": list, "situation": dict, "all_dice": bool, "keep_dice": bool,
           "seed": (int, str), "runs": (int, str)}
 """The type of each request field a job reads (checked before any job runs)."""
@@ -56,6 +56,12 @@ class Workspace:
 
     # ---- naming things ------------------------------------------------------------------
 
+    def ruleset_id(self, params: dict) -> str:
+        """The request's ruleset: the id of one open here (else the error root gives)."""
+        rid = params.get("ruleset")
+        self.root(rid)
+        return str(rid)
+
     def root(self, rid) -> Path:
         if rid not in self.roots:
             raise InputError(f"no ruleset '{rid}' is open here", hint="open: " + ", ".join(sorted(self.roots)))
@@ -75,7 +81,7 @@ class Workspace:
                              hint=did_you_mean(str(name), files) or ("it has: " + ", ".join(files)))
         return files[name]
 
-    def situation(self, rid: str, spec: dict, overlays: tuple):
+    def situation(self, rid: str, spec, overlays: tuple):
         """A situation from {"shipped": name} or {"text": ..., "name": ...}."""
         path, text = self.situation_source(rid, spec)
         return api.load_situation(path, overlays, text, list(self.roots.values()))
@@ -151,7 +157,7 @@ class Workspace:
         errors = e.errors if isinstance(e, InputErrors) else [e]
         for err in errors:
             err.position = self.shown(err.position)
-            err.related = [(self.shown(pos), what) for pos, what in err.related]
+            err.related = [(self.shown(pos) or pos, what) for pos, what in err.related]   # (shown is None only for None)
         return {"kind": "input" if isinstance(e, InputError) else "adjudication", "text": str(e),
                 "diagnostics": diagnostics(e)}
 
@@ -243,7 +249,7 @@ def _title(path: Path) -> str | None:
 
 
 def job_describe(ws: Workspace, params: dict) -> dict:
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     r = api.load_ruleset(ws.root(rid), ws.overlays(rid, params.get("overlays") or []))
     data = api.describe_ruleset(r)
     data["situations"] = list(ws.shipped(rid, "situations"))
@@ -254,14 +260,14 @@ def job_describe(ws: Workspace, params: dict) -> dict:
 
 def job_schema(ws: Workspace, params: dict) -> dict:
     from ..loading.inputs import procedure_schema
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     r = api.load_ruleset(ws.root(rid), ws.overlays(rid, params.get("overlays") or []))
     return procedure_schema(r, api.find_procedure(r, str(params.get("procedure"))))
 
 
 def job_source(ws: Workspace, params: dict) -> dict:
-    rid = params.get("ruleset")
-    folder = {"situation": "situations", "overlay": "house-rules"}.get(params.get("kind"))
+    rid = ws.ruleset_id(params)
+    folder = {"situation": "situations", "overlay": "house-rules"}.get(str(params.get("kind")))
     if folder is None:
         raise InputError("kind must be 'situation' or 'overlay'")
     path = ws.shipped_file(rid, folder, params.get("name"))
@@ -270,7 +276,7 @@ def job_source(ws: Workspace, params: dict) -> dict:
 
 def job_resolve(ws: Workspace, params: dict) -> dict:
     from ..runtime.trace import brief_events
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
     from ..tools.board_picture import adjudicated_lines, scene, svg
     outcome, lines = adjudicated_lines(lambda: api.run_situation(s, seed=_int(params, "seed"), trace=True))
@@ -290,7 +296,7 @@ def job_resolve(ws: Workspace, params: dict) -> dict:
 
 
 def job_odds(ws: Workspace, params: dict) -> dict:
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
     data = reports.odds_json(s, _by(params), bool(params.get("all_dice")))
     data["situation"] = ws.display.get(s.file, s.file)
@@ -298,7 +304,7 @@ def job_odds(ws: Workspace, params: dict) -> dict:
 
 
 def job_simulate(ws: Workspace, params: dict) -> dict:
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     s = ws.situation(rid, params.get("situation"), ws.overlays(rid, params.get("overlays") or []))
     if params.get("all_dice"):
         s.dice, s.dice_positions = [], []
@@ -308,7 +314,7 @@ def job_simulate(ws: Workspace, params: dict) -> dict:
 
 
 def job_diff(ws: Workspace, params: dict) -> dict:
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     overlays = ws.overlays(rid, params.get("overlays") or [])
     situation, text = (ws.situation_source(rid, params["situation"]) if params.get("situation")
                        else (None, None))

@@ -35,7 +35,7 @@ def job_sweep(ws, params: dict) -> dict:
     from ..sweep import output
     from ..sweep.run import run_sweep
     from ..sweep.spec import load_spec
-    rid = params.get("ruleset")
+    rid = ws.ruleset_id(params)
     root = ws.root(rid)
     text = params.get("text")
     if not isinstance(text, str) or not text.strip():
