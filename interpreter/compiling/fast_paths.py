@@ -1,11 +1,11 @@
 """The compiler's hand-fused closures: the cheaper forms untraced runs use for the commonest shapes.
 
 Each one does in a single closure what the general closures do in several (a local or a local's field read
-in place, a `let` fused with its value, an `if` over `a and b` evaluated in place, a record or a call's
+in place, a `let` fused with its value, an `if` and its branches in one closure, a record or a call's
 arguments read from locals in place, a value kept per prefix state); on any miss each calls the general
 closure, so the value or the positioned error is the same. They exist for speed alone, and each has been
 measured: forms that saved under 1% of the instructions on the shipped situations were removed (unrolled
-records and argument dicts of one to four fields, an `if` reading its operands in place).
+records and argument dicts of one to four fields, an `if` reading its operands or a local's field in place).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ..reading import syntax as ast
 from ..runtime.operators import RAW_ARITHMETIC as _RAW
 from ..runtime.operators import truth as _truth
 from .host import CompilerHost
-from .support import _ROLL_SLOTS, Fn, described
+from .support import _ROLL_SLOTS, Fn
 
 
 class FastPaths(CompilerHost):
@@ -166,32 +166,11 @@ def _logic2(f1, p1, f2, p2, op: str):
         if v is True or v is False:
             return v
         return _truth(v, p2, what)
-    return described(logic2, operands=(f1, p1, f2, p2, decisive, what))   # an untraced `if` runs them in place
+    return logic2
 
 
 def _if_untraced(cond, body, other, pos) -> Fn:
-    """An untraced `if` with at most an `else`; a condition ``a and b`` / ``a or b`` is evaluated in place."""
-    logic = getattr(cond, "operands", None)
-    if logic is not None:
-        f1, p1, f2, p2, decisive, what = logic
-        neutral = not decisive
-
-        def if_logic(env, rt):
-            """`if a and b` / `if a or b`: the operands evaluated here, as _logic2 would."""
-            c = f1(env, rt)
-            if c is not decisive:
-                if c is not neutral:
-                    _truth(c, p1, what)
-                c = f2(env, rt)
-                if c is not True and c is not False:
-                    c = _truth(c, p2, what)
-            if c is True:
-                return body(env, rt)
-            if c is not False:
-                _truth(c, pos)
-            return other(env, rt) if other is not None else None
-        return if_logic
-
+    """An untraced `if` with at most an `else`: the condition, then the branch, in one closure."""
     def if_else(env, rt):
         c = cond(env, rt)
         if c is True:
