@@ -192,6 +192,49 @@ def test_joined_boards_are_one_grid():
     assert B.map_hex(m, "bC5")["terrain"] == "woods"
 
 
+def _butted(second: dict) -> dict:
+    return {"layout": "odd-q", "boards": [
+        {"id": "a", "prefix": "a", "labels": "letters", "columns": 11, "rows": 10, "terrain": "open_ground"},
+        {"id": "b", "prefix": "b", "labels": "letters", "columns": 11, "rows": 10, "terrain": "woods", **second}]}
+
+
+def test_boards_butted_edge_to_edge_make_one_hex_of_each_pair_of_half_hexes():
+    """Where two boards' edge half hexes meet (the rulebooks' boards butted end to end or side to side) they are
+    one hex with both labels: a distance across the join counts it once, and either label names it."""
+    m = build_map(_butted({"at": [10, 0], "shared_edge": True}), lambda p: None)
+    assert len(m["hexes"]) == 21 * 10                       # 11 + 11 columns, one of them shared
+    assert B.map_hex(m, "bA5")["label"] == "aK5" and B.map_hex(m, "aK5")["also"] == ("bA5",)
+    assert B.map_distance(m, "aK5", "bA5") == 0 and B.map_hex(m, "bA5")["terrain"] == "open_ground"
+    assert B.map_distance(m, "aA1", "bK1") == hex_distance((1, 1), (21, 1), "odd-q") == 20
+    assert B.map_adjacent(m, "bB5", "aJ5") is False and B.map_distance(m, "bB5", "aJ5") == 2
+    # long edge to long edge: the second board below the first, its row 1 on the first's row 10
+    tall = build_map(_butted({"at": [0, 9], "shared_edge": True}), lambda p: None)
+    assert B.map_hex(tall, "bC1")["label"] == "aC10" and B.map_distance(tall, "aA1", "bA10") == 18
+    assert B.map_line(tall, "aC8", "bC3")["hexes"] == ("aC8", "aC9", "aC10", "bC2", "bC3")
+
+
+def test_boards_that_overlap_anywhere_but_their_shared_edge_are_an_error():
+    with pytest.raises(InputError, match=r"puts its hex bA1 where the map already has aK1.*shared_edge: true"):
+        build_map(_butted({"at": [10, 0]}), lambda p: None)            # butted, but not said to share the edge
+    with pytest.raises(InputError, match=r"puts its hex bA1 where the map already has aJ1") as e:
+        build_map(_butted({"at": [9, 0], "shared_edge": True}), lambda p: None)   # b's column A on a's column J
+    assert "move the board" in (e.value.hint or "")
+
+
+def test_a_shared_hex_is_listed_and_placed_by_either_label(tmp_path):
+    text = ("layout: odd-q\ncatalogues: {terrain: terrain}\nboards:\n"
+            "  - {id: a, prefix: a, labels: letters, columns: 3, rows: 3, terrain: open_ground}\n"
+            "  - {id: b, prefix: b, labels: letters, columns: 3, rows: 3, at: [2, 0], shared_edge: true,"
+            " terrain: open_ground}\n")
+    (tmp_path / "m.yaml").write_text(text + "hexes:\n  bA2: {terrain: woods}\n")
+    s = _situation(tmp_path, 'inputs: {firer: "aA1", target: "bC2"}\nmap: m.yaml\n'
+                             "units:\n  - {id: A, hex: bA1}\n")
+    assert B.map_hex(s.board, "aC2")["terrain"] == "woods"
+    assert B.map_unit(s.board, "A")["hex"] == "aC1" and [u["id"] for u in B.map_units(s.board, "bA1")] == ["A"]
+    msg = _map_error(tmp_path, text + "hexes:\n  bA2: {terrain: woods}\n  aC2: {terrain: woods}\n")
+    assert "m.yaml:8:" in msg and "listed twice (also as bA2)" in msg
+
+
 def test_hex_lookups_and_what_stands_there():
     s = load_situation(ROOT / "situations" / "sight.yaml")
     m = s.board

@@ -80,6 +80,7 @@ def _place(board: Record, doc: Document, path: tuple, data: dict) -> Record:
         placed = []
         for i, item in enumerate(data.get(key) or ()):
             label = label_text(item["hex"], widths)
+            label = (board.get("aliases") or {}).get(label, label)    # a shared edge hex: one hex, one label
             if label not in hexes:
                 raise InputError(f"hex '{label}' is not on the map, so nothing can be placed there",
                                  doc.at(path + (key, i, "hex")), did_you_mean(label, hexes) or None)

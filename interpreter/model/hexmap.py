@@ -49,6 +49,7 @@ class Board:
         self.columns = rec["columns"]
         self.rows = rec["rows"]
         self.at = rec["at"]
+        self.shared_edge = rec["shared_edge"]
         pattern = (r"([A-Z]+)(\d+)" if self.labels == "letters" else rf"(\d{{{self.digits}}})(\d{{{self.digits}}})")
         self._re = re.compile("^" + re.escape(self.prefix) + pattern + "$")
 
@@ -72,6 +73,11 @@ class Board:
         for col in range(self.columns[0], self.columns[1] + 1):
             for row in range(self.rows[0], self.rows[1] + 1):
                 yield col, row
+
+    def edges_of(self, col: int, row: int) -> set[str]:
+        """The board's edges its own ``col``, ``row`` lies on (a corner lies on two)."""
+        return {e for e, hit in (("first column", col == self.columns[0]), ("last column", col == self.columns[1]),
+                                 ("first row", row == self.rows[0]), ("last row", row == self.rows[1])) if hit}
 
 
 def label_text(label, widths) -> str:
@@ -105,7 +111,7 @@ def build_map(data: dict, at: Callable[[tuple], Position], check: Callable | Non
         rec = Record({"id": str(b.get("id", i + 1)), "prefix": b.get("prefix", ""),
                       "labels": b.get("labels", "numbers"), "digits": b.get("digits", 2),
                       "columns": _extent(b["columns"]), "rows": _extent(b["rows"]),
-                      "at": tuple(b.get("at", (0, 0)))})
+                      "at": tuple(b.get("at", (0, 0))), "shared_edge": bool(b.get("shared_edge", False))})
         for name in ("columns", "rows"):
             lo, hi = rec[name]
             if lo > hi:
@@ -121,30 +127,48 @@ def build_map(data: dict, at: Callable[[tuple], Position], check: Callable | Non
     if total > MAX_HEXES:
         raise InputError(f"this map would hold {total:,} hexes (at most {MAX_HEXES:,})", at(("boards",)))
     hexes: dict[str, Record] = {}
-    where: dict[tuple, str] = {}
+    where: dict[tuple, tuple[str, Board]] = {}     # the whole map's (col, row) -> its label, its board
+    aliases: dict[str, str] = {}                   # a shared edge hex's other boards' labels -> its label
     for i, (_, bd, b) in enumerate(boards):
         defaults = {"terrain": b.get("terrain"), "elevation": b.get("elevation")}
         if check is not None and defaults["terrain"] is not None:
             check("terrain", defaults["terrain"], ("boards", i, "terrain"))
+        met: dict[str, list] = {}      # board id -> the hexes this board puts on that board's hexes
         for col, row in bd.cells():
             label = bd.label(col, row)
             gcol, grow = col + bd.at[0], row + bd.at[1]
-            if label in hexes or (gcol, grow) in where:
-                other = label if label in hexes else where[(gcol, grow)]
-                raise InputError(f"board '{bd.id}' puts a hex where the map already has {other}: boards may not "
-                                 "overlap, and each label must be one hex", at(("boards", i)),
-                                 "move the board with `at:`, or give it its own `prefix:`")
-            where[(gcol, grow)] = label
+            if label in hexes or label in aliases:
+                raise InputError(f"board '{bd.id}' has a hex labelled {label}, as another board has: each label "
+                                 "must be one hex", at(("boards", i)), "give the board its own `prefix:`")
+            if (gcol, grow) in where:
+                other, other_board = where[(gcol, grow)]
+                if bd.shared_edge or other_board.shared_edge:
+                    met.setdefault(other_board.id, []).append((label, other, col, row, other_board))
+                    continue
+                raise _overlap(bd, label, other, i, at, said=False)
+            where[(gcol, grow)] = label, bd
             hexes[label] = Record({"label": label, "board": bd.id, "col": gcol, "row": grow,
                                    "terrain": defaults["terrain"], "elevation": defaults["elevation"],
-                                   "features": ()})
+                                   "features": (), "also": ()})
+        for pairs in met.values():     # butted boards: each overlap one whole edge strip of both
+            mine = set.intersection(*(bd.edges_of(c, r) for _, _, c, r, _ in pairs))
+            theirs = set.intersection(*(ob.edges_of(c + bd.at[0] - ob.at[0], r + bd.at[1] - ob.at[1])
+                                        for _, _, c, r, ob in pairs))
+            if not mine or not theirs:
+                raise _overlap(bd, pairs[0][0], pairs[0][1], i, at, said=True)
+            for label, other, _, _, _ in pairs:
+                aliases[label] = other      # two boards' edge half hexes, butted: one hex
+                hexes[other] = hexes[other].updated({"also": hexes[other]["also"] + (label,)})
     labels = list(hexes)
     widths = _widths([r for r, _, _ in boards])
+    listed: dict[str, str] = {}       # each hex listed under `hexes:` -> the key it was listed under
     for key, h in (data.get("hexes") or {}).items():
         label = label_text(key, widths)
-        if label in (data.get("hexes") or {}) and label != key:
-            raise InputError(f"hex {label} is listed twice (once as {key})", at(("hexes", key)),
-                             "list each hex once")
+        label = aliases.get(label, label)
+        if label in listed:
+            raise InputError(f"hex {label} is listed twice (also as {listed[label]})", at(("hexes", key)),
+                             "list each hex once (a shared edge hex under either of its labels)")
+        listed[label] = str(key)
         if label not in hexes:
             raise InputError(f"hex '{label}' is not on this map", at(("hexes", key)),
                              did_you_mean(label, labels) or _label_hint(boards))
@@ -163,7 +187,7 @@ def build_map(data: dict, at: Callable[[tuple], Position], check: Callable | Non
     sides: list[Record] = []
     seen: dict[frozenset, int] = {}
     for i, s in enumerate(data.get("hexsides") or ()):
-        pair = tuple(label_text(x, widths) for x in s["hexes"])
+        pair = tuple(aliases.get(y, y) for y in (label_text(x, widths) for x in s["hexes"]))
         for j, label in enumerate(pair):
             if label not in hexes:
                 raise InputError(f"hex '{label}' is not on this map", at(("hexsides", i, "hexes", j)),
@@ -184,7 +208,15 @@ def build_map(data: dict, at: Callable[[tuple], Position], check: Callable | Non
         sides.append(Record({"hexes": pair, "features": features}))
     return Record({"id": data.get("map") or "map", "map": data.get("map"), "title": data.get("title"), "layout": layout,
                    "orientation": orientation, "boards": tuple(r for r, _, _ in boards),
-                   "hexes": Record(hexes), "hexsides": tuple(sides), "units": (), "markers": ()})
+                   "hexes": Record(hexes), "aliases": Record(aliases), "hexsides": tuple(sides),
+                   "units": (), "markers": ()})
+
+
+def _overlap(bd: Board, label: str, other: str, i: int, at: Callable, said: bool) -> InputError:
+    return InputError(f"board '{bd.id}' puts its hex {label} where the map already has {other}: boards overlap only "
+                      "along one edge of each, where their edge half hexes meet, and only on a board that says "
+                      "`shared_edge: true`", at(("boards", i)),
+                      "move the board with `at:`" + ("" if said else ", or say `shared_edge: true` if the two edges meet"))
 
 
 def _label_hint(boards) -> str:
@@ -211,6 +243,7 @@ class MapIndex:
         self.layout = m["layout"]
         self.orientation = m["orientation"]
         self.hexes = m["hexes"]
+        self.aliases = m.get("aliases") or {}
         self.cube_of = {label: to_cube((h["col"], h["row"]), self.layout) for label, h in self.hexes.items()}
         self.label_of = {c: label for label, c in self.cube_of.items()}
         self.sides = {frozenset(s["hexes"]): s for s in m["hexsides"]}
@@ -234,6 +267,7 @@ class MapIndex:
             h = h.get("label", h.get("hex"))
         if isinstance(h, int) and not isinstance(h, bool) or isinstance(h, str) and h not in self.cube_of:
             h = label_text(h, self.widths)
+            h = self.aliases.get(h, h)     # a shared edge hex named by its other board
         if not isinstance(h, str):
             raise BuiltinArgumentError(f"a hex is a label such as \"N5\" (or a record with field label or hex), "
                                        f"not {type_name(h)} {show(h)}")
