@@ -251,35 +251,37 @@ class CallCompiler(CompilerHost):
         args = {a.name: self.expr(a.value) for a in e.args}
         return self.ruleset.tables[e.table], args.get("row"), args.get("column"), args.get("shift")
 
-    def table_names(self, e) -> tuple:
-        """The local names a lookup's row, column and shift read directly (None where not a plain name)."""
-        names = {a.name: self.local_name(a.value) for a in e.args}
-        return names.get("row"), names.get("column"), names.get("shift")
-
-    def negated_shift(self, e) -> str | None:
-        """The local name of a shift written ``-name`` (read and negated in place when it holds a whole number)."""
-        for a in e.args:
-            if a.name == "shift" and isinstance(a.value, ast.Unary) and a.value.op == "-":
-                return self.local_name(a.value.operand)
-        return None
-
-    def e_lookup(self, e: ast.Lookup, store: str | None = None):
-        """A table lookup's closure; with ``store`` (untraced `let`, see ``fused_let``), a statement closure
-        that puts the cell's value in that local."""
+    def table_reader(self, e) -> Fn:
+        """The closure giving a lookup's or locate's (row, column, shift) values: a row, column or shift that is a
+        plain local (or a shift written ``-name`` of one holding a whole number) is read in place; a left-out
+        row or column is None, a left-out shift 0."""
         table, row, column, shift = self.table_args(e)
-        rn, cn, sn = self.table_names(e)
-        negated = self.negated_shift(e)
-        pos = e.pos
-        memo: dict = {}     # (row, column, shift) -> a known cell's value: an untraced lookup's index
+        names = {a.name: self.local_name(a.value) for a in e.args}
+        rn, cn, sn = names.get("row"), names.get("column"), names.get("shift")
+        negated = next((self.local_name(a.value.operand) for a in e.args if a.name == "shift"
+                        and isinstance(a.value, ast.Unary) and a.value.op == "-"), None)
 
-        def lookup(env, rt):
-            r = env[rn] if rn in env else row(env, rt)
+        def read(env, rt) -> tuple:
+            r = (env[rn] if rn in env else row(env, rt)) if row is not None else None
             c = (env[cn] if cn in env else column(env, rt)) if column is not None else None
             if negated is not None:
                 s = env.get(negated)
                 s = -s if s.__class__ is int else shift(env, rt)
             else:
                 s = (env[sn] if sn in env else shift(env, rt)) if shift is not None else 0
+            return r, c, s
+        return read
+
+    def e_lookup(self, e: ast.Lookup, store: str | None = None):
+        """A table lookup's closure; with ``store`` (untraced `let`, see ``fused_let``), a statement closure
+        that puts the cell's value in that local."""
+        table = self.ruleset.tables[e.table]
+        read = self.table_reader(e)
+        pos = e.pos
+        memo: dict = {}     # (row, column, shift) -> a known cell's value: an untraced lookup's index
+
+        def lookup(env, rt):
+            r, c, s = read(env, rt)
             if rt.trace is None:
                 try:      # classes in the key: True and 1, or a roll and its total, may read differently
                     key = (r.__class__, r, c.__class__, c, s)
@@ -315,14 +317,14 @@ class CallCompiler(CompilerHost):
     def e_locate(self, e: ast.Locate, field: str | None = None, field_pos=None):
         """A locate's closure (the row and column headings, a record); with ``field``, that field of it
         (``locate(...).column`` in one closure)."""
-        table, row, column, shift = self.table_args(e)
-        rn, cn, sn = self.table_names(e)
-        negated = self.negated_shift(e)
+        table = self.ruleset.tables[e.table]
+        has_row = any(a.name == "row" for a in e.args)
+        read = self.table_reader(e)
         pos = e.pos
         memo: dict = {}     # (row, column, shift) -> the located headings (a record; values do not change)
 
         def place(r, c, s):
-            if row is None:
+            if not has_row:
                 return Record({"row": None, "column": table.column_heading(c, s, pos)})
             ri, ci = table.locate(r, c, s, pos)
             return Record({"row": table.rows.headings[ri] if ri is not None else None,
@@ -330,13 +332,7 @@ class CallCompiler(CompilerHost):
                            if table.columns is not None else None})
 
         def locate(env, rt):
-            c = (env[cn] if cn in env else column(env, rt)) if column is not None else None
-            if negated is not None:
-                s = env.get(negated)
-                s = -s if s.__class__ is int else shift(env, rt)
-            else:
-                s = (env[sn] if sn in env else shift(env, rt)) if shift is not None else 0
-            r = (env[rn] if rn in env else row(env, rt)) if row is not None else None
+            r, c, s = read(env, rt)
             try:
                 key = (r.__class__, r, c.__class__, c, s)
                 found = memo.get(key)
