@@ -286,6 +286,21 @@ def test_a_fact_neither_stated_nor_derivable_is_a_missing_fact_naming_it(tmp_pat
     assert code == 2 and "missing fact" in out + err
 
 
+def test_a_fact_the_given_map_cannot_give_is_missing_without_hinting_at_a_map():
+    from interpreter.errors import MissingFact
+    from interpreter.runtime.functions import BUILTINS
+    missing, lo, hi = BUILTINS["missing_fact"]
+    assert (lo, hi) == (1, 3)
+    m = load_situation(ROOT / "situations" / "sight.yaml").board
+    with pytest.raises(MissingFact) as e:
+        missing("season", "whether orchards are in season", m)
+    assert "states no 'season' (for whether orchards are in season) and its map does not give it" in str(e.value)
+    assert e.value.hint == "state season in the situation's inputs"
+    with pytest.raises(MissingFact) as e:
+        missing("season", "whether orchards are in season", None)
+    assert "gives no map to derive it from" in str(e.value) and "give the situation a map" in e.value.hint
+
+
 def test_the_stated_fact_beside_a_map_is_noted_when_it_differs(tmp_path):
     s = _situation(tmp_path, f'inputs: {{firer: "0101", target: "0303", range_to_target: 5}}\n'
                              f'map: {ROOT}/maps/field.yaml\n')

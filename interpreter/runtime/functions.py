@@ -81,9 +81,13 @@ def _index_of(xs, x):
     return None
 
 
-def _missing_fact(fact, name=None):
-    """Stop: the situation neither states ``fact`` nor gives a map to derive it from (``derive``)."""
+def _missing_fact(fact, name=None, board=None):
+    """Stop: the situation neither states ``fact`` nor gives a map to derive it from (``derive``). With the
+    situation's map as ``board``, the fact is one that map does not give, so only stating it helps."""
     what = f"'{show(fact)}'" + (f" (for {show(name)})" if name is not None and name != fact else "")
+    if board is not None:
+        raise MissingFact(f"the situation states no {what} and its map does not give it",
+                          f"state {show(fact)} in the situation's inputs")
     raise MissingFact(f"the situation states no {what} and gives no map to derive it from",
                       f"state {show(fact)} in the situation's inputs, or give the situation a map (`map:`, with "
                       "its units placed), from which the rules derive it")
@@ -100,7 +104,7 @@ BUILTINS: dict[str, tuple[Callable, int, int]] = {
     "all": (lambda xs: all(x is True for x in xs), 1, 1),
     "hex_distance": (hex_distance, 2, 3),
     "range": (_range, 1, 2), "index_of": (_index_of, 2, 2),
-    "missing_fact": (_missing_fact, 1, 2),
+    "missing_fact": (_missing_fact, 1, 3),
     **MAP_BUILTINS,
 }
 
