@@ -286,6 +286,15 @@ def test_a_fact_neither_stated_nor_derivable_is_a_missing_fact_naming_it(tmp_pat
     assert code == 2 and "missing fact" in out + err
 
 
+def test_a_unit_the_situation_does_not_place_on_its_map_is_a_missing_fact(tmp_path, cli):
+    (tmp_path / "m.yaml").write_text(BOARD)
+    f = tmp_path / "p.yaml"
+    f.write_text(f"ruleset: {ROOT}\nprocedure: placed\ninputs: {{unit: B}}\nmap: m.yaml\n"
+                 "units:\n  - {id: A, hex: '0101'}\n")
+    code, out, err = cli("resolve", str(f))
+    assert code == 2 and "no unit 'B' is placed on the map" in out + err and "units:" in out + err
+
+
 def test_a_fact_the_given_map_cannot_give_is_missing_without_hinting_at_a_map():
     from interpreter.errors import MissingFact
     from interpreter.runtime.functions import BUILTINS

@@ -215,11 +215,11 @@ def map_unit(m, unit_id) -> Record:
     if unit_id.__class__ is Record:
         unit_id = unit_id.get("id")
     found = idx.unit_by_id.get(str(unit_id))
-    if found is None:
-        from ..errors import did_you_mean
+    if found is None:      # the situation gives a map but not where this unit stands: a fact it must state
+        from ..errors import MissingFact, did_you_mean
         hint = did_you_mean(str(unit_id), idx.unit_by_id)
-        raise BuiltinArgumentError(f"no unit '{show(unit_id)}' is placed on {idx.name()}"
-                                   + (f" ({hint})" if hint else ""))
+        raise MissingFact(f"no unit '{show(unit_id)}' is placed on {idx.name()}" + (f" ({hint})" if hint else ""),
+                          f"place it under the situation's units: ({{id: {show(unit_id)}, hex: ...}})")
     return found
 
 
