@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from operator import is_
+from operator import is_, itemgetter
 
 from ..analysis.caching import EMIT
-from ..model.values import DEAD, Roll
+from ..model.values import DEAD, Record, Roll, key_form
 from ..runtime.state import Runtime
 from .demand import ALL
 from .independent import expand, has_lazy
@@ -79,6 +79,9 @@ class StateEnumerator(StateControl, StateRuns):
         self.list_choices = has_list_choices(choices)
         if not getattr(ruleset, "rolls_may_hide", True):
             self._key = _args_key       # rolls sit only in variables: an argument is one, or holds none
+        else:
+            self._key = self._hiding_key
+            self.list_forms: dict = {}  # a list argument's key form, by identity (_hiding_key)
         self.work, self.work_limit, self.run_cost = 0, work or DEFAULT_WORK, RUN_COST
         self.ruleset = ruleset
         self.choices = choices
@@ -236,6 +239,30 @@ class StateEnumerator(StateControl, StateRuns):
         # results hold independent lists only if some were made (here or in a call) while it ran
         return dist, made != self.lazy_made and any(has_lazy(v) for v, _, _ in dist), None
 
+    def _hiding_key(self, args: dict) -> tuple:
+        """``outcome_key`` (rolls, wherever they sit, by their dice) with each list's key form kept by identity:
+        the calls of one enumeration pass the same lists again and again (the question's targets, a state's
+        unchanged results), and a list is walked for rolls on every keying, as a record (its flag) is not."""
+        forms = self.list_forms
+        items = []
+        for k, v in args.items():
+            cls = v.__class__
+            if cls is tuple:
+                found = forms.get(id(v))
+                if found is None:
+                    if len(forms) >= _LIST_FORMS:
+                        forms.clear()
+                    found = forms[id(v)] = (v, key_form(v))      # (the list kept, so its id stays its own)
+                v = found[1]
+            elif cls is Record:
+                if getattr(v, "_rolls", None) is not False:
+                    v = key_form(v)
+            elif cls is Roll:
+                v = v.frozen
+            items.append((k, v))
+        items.sort(key=_first)
+        return tuple(items)
+
     def _may_share(self, procedure, args: dict, spec: dict) -> bool:
         """passed_on.may_share, once per procedure and record arguments (by identity: the entry keeps them)."""
         records = tuple([args.get(name) for name in spec])
@@ -321,6 +348,12 @@ class StateEnumerator(StateControl, StateRuns):
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
                "estimate, or raise --budget"
+
+
+_LIST_FORMS = 100_000
+"""Most list key forms an enumeration keeps at once (_hiding_key): past it they are forgotten and made again."""
+
+_first = itemgetter(0)
 
 
 def _likeliest(outcome: tuple) -> float:
