@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from operator import itemgetter
 
 from ..analysis.caching import EMIT
 from ..errors import AdjudicationError, LimitError
 from ..model.values import DEAD, Roll, holds_roll, key_form, show, type_name
 from ..runtime.operators import truth
+from .held import combined, outside
 from .independent import Independent, has_lazy, map_items
 from .state_plan import Key, State, _For, _If, _Map
 from .state_runs import _CHARGE_EVERY, _steps_left, _stop
@@ -63,6 +65,23 @@ def _roll_form(read):
             return ("roll", read(v)) if read is not None else v.frozen
         return v
     return form
+
+
+def _columns(states: list, names: tuple, get=None) -> list:
+    """The values of these variables in each state, variable by variable (``_MISSING`` where one is not set);
+    ``get``: an itemgetter of ``names``, if the caller has one."""
+    if not names:
+        return []
+    if get is None:
+        get = itemgetter(*names)
+    try:
+        rows = [get(st.env) for st in states]
+    except KeyError:        # a variable not set on some path: told apart by its absence
+        rows = [tuple([st.env.get(n, _MISSING) for n in names]) for st in states]
+    else:
+        if len(names) == 1:
+            return [rows]
+    return [list(col) for col in zip(*rows)]
 
 
 class StateControl:
@@ -305,19 +324,7 @@ class StateControl:
         states all hold the very same object tells none apart and is left out, and in the others each distinct
         object is put in key form and hashed once, standing in the key as a small number (``_Canon``)."""
         names = key.names
-        get = key.get
-        rows = None
-        if get is not None:
-            try:
-                rows = [get(st.env) for st in states]
-            except KeyError:        # a variable not set on some path: told apart by its absence
-                rows = None
-            else:
-                if len(names) == 1:
-                    rows = [(v,) for v in rows]
-        if rows is None:
-            rows = [tuple([st.env.get(n, _MISSING) for n in names]) for st in states]
-        columns = [list(col) for col in zip(*rows)] if names else []
+        columns = _columns(states, names, key.get)
         columns.append([st.env[EMIT] for st in states])
         columns.append([st.given for st in states])
         columns.append([st.loops for st in states])
@@ -346,6 +353,15 @@ class StateControl:
 
     def _merge(self, states: list, names: Key, node) -> list:
         """States that agree on every live value (and loop position, given dice, wanted emits) become one."""
+        if names.held and (not self.hold or any(st.lazy and not st.lazy.isdisjoint(names.held) for st in states)):
+            # (an independent list is never held: expanding a list it shares items with must reach it)
+            names = names.full
+        elif names.held:
+            # only variables whose states do not all hold the very same object are worth holding (the others
+            # tell no state apart: a plain merge on the rest is the same merge)
+            held = tuple([n for n, col in zip(names.held, _columns(states, names.held)) if len(set(map(id, col))) > 1])
+            if held:
+                return self._hold(states, names, held, node)
         merged: dict = {}
         for st, key in zip(states, self._state_keys(states, names)):
             other = merged.setdefault(key, st)
@@ -364,6 +380,27 @@ class StateControl:
                     other.lazy = other.lazy | st.lazy
         self._count(len(merged), node)
         return list(merged.values())
+
+    def _hold(self, states: list, names: Key, held: tuple, node) -> list:
+        """``_merge`` leaving out the variables ``held`` (and the rest of ``names.held``, which every state holds
+        alike): states that agree on the rest become one state holding the values they differed in
+        (odds/held.py). A state lacking one of them stays on its own."""
+        states = outside(states, held, self.budget)
+        number = _Canon(key_form)       # the held values' key forms, each distinct object's once
+        groups: dict = {}
+        for st, key in zip(states, self._state_keys(states, names)):
+            if not all(n in st.env for n in held):
+                key = (key, id(st))
+            groups.setdefault(key, []).append(st)
+        out = []
+        for members in groups.values():
+            if len(members) == 1:
+                out.append(members[0])
+            else:
+                out.append(combined(members, held, number))
+                self.held_made += 1
+        self._count(len(out), node)
+        return out
 
     def _count(self, count: int, node) -> None:
         """The live states after a node, against the budget (a merge that would find nothing is skipped)."""

@@ -46,6 +46,7 @@ from ..analysis.caching import EMIT
 from ..model.values import DEAD, Record, Roll, key_form
 from ..runtime.state import Runtime
 from .demand import ALL
+from .held import opened
 from .independent import expand, has_lazy
 from .passed_on import (
     Observed,
@@ -65,7 +66,7 @@ class StateEnumerator(StateControl, StateRuns):
     """Exact distributions of procedure results, by live states (see the module docstring)."""
 
     def __init__(self, ruleset, choices: dict, budget: int, demands: dict, var_demands: dict,
-                 factor: bool = True, work: int | None = None, share: bool = True):
+                 factor: bool = True, work: int | None = None, share: bool = True, hold: bool = True):
         from .paths import (
             DEFAULT_WORK,
             RUN_COST,
@@ -97,6 +98,8 @@ class StateEnumerator(StateControl, StateRuns):
         self.record_lists: list = []     # the question's lists of records (set by the first distribution)
         self.memo_hits = 0
         self.lazy_made = 0      # independent lists made so far (results made without any hold none)
+        self.held_made = 0      # merges that held variables (odds/held.py) so far
+        self.hold = hold        # whether merges may hold variables (off: every merge keys every live one)
         self.runs = 0
         self.peak = 0
         self.plans: dict = {}
@@ -286,9 +289,17 @@ class StateEnumerator(StateControl, StateRuns):
         # roll or call may make two of them alike again.
         apart, loose = (frozenset() if len(states) == 1 else None), False
         fused = None
+        holdable = plan.holdable
         for node, before, after, then in block.steps:
             if node is fused:       # already run with the branch point before it
                 continue
+            if holdable and self.held_made:     # held variables this node (or the leaf run with it) reads: opened
+                reads = node.reads if then is None else node.reads | then.reads
+                found = opened(states, reads & holdable, self.budget)
+                if found is not None:
+                    states, apart = found, None
+                    self._count(len(states), node)
+                    self._charge(len(states) * self.run_cost)
             if before and len(states) > 1:
                 if apart is not None and apart <= before.set:
                     self._count(len(states), node)
@@ -306,7 +317,7 @@ class StateEnumerator(StateControl, StateRuns):
                     if apart is not None:
                         apart = apart | {fresh} if fresh is not None and fresh not in apart and not loose else None
                     lazy_ok = rt.dice.lazy_ok = node.lazy_ok and self.factor
-                    if then is not None and apart is not None and apart <= node.key.set and not lazy_ok \
+                    if then is not None and apart is not None and apart <= after.set and not lazy_ok \
                             and not any(st.lazy for st in states):
                         # the states it makes stay apart, and hold no independent list: the next leaf runs on
                         # each as it is made (what it does to ``apart``, as below)
@@ -338,11 +349,11 @@ class StateEnumerator(StateControl, StateRuns):
             if not states:
                 return states
             if after and len(states) > 1:
-                if apart is not None and apart <= node.key.set:
+                if apart is not None and apart <= after.set:
                     self._count(len(states), node)
                 else:
-                    states = self._merge(states, node.key, node)
-                    apart, loose = node.key.set, True
+                    states = self._merge(states, after, node)
+                    apart, loose = after.set, True
         return states
 
     def hint(self) -> str:
