@@ -33,7 +33,9 @@ narrower ``--by`` would leave out.
 The enumerator is split by concern: odds/state_plan.py works out, once per procedure, what each statement is
 (a leaf, an `if`, a `for each`, a map over a list) and which variables stay live; odds/state_runs.py runs one
 statement's closure over every state; odds/state_control.py splits, loops, factors and merges states for the
-compound statements. This module keeps the enumerator's entry points and its per-call memo.
+compound statements; odds/held.py holds the live values the next statement does not read as one distribution
+at a merge, and opens them where they are read. This module keeps the enumerator's entry points and its
+per-call memo.
 """
 
 from __future__ import annotations
