@@ -21,7 +21,10 @@ medians of their times and the median of the per-round ratios, then a verdict ag
      (both checked equal to Umpire's distribution first); 16 squads grouped by how many break;
   5. exact odds of the *shipped* ASLSK fire_attack (rulesets/aslsk) on 1 to 16 targets, by count and by
      state, with the same BENCHMARK FIXTURE chart as an overlay (the rules permit no such hex: the figure
-     is whether the work follows the outcomes or the product of the targets).
+     is whether the work follows the outcomes or the product of the targets);
+  6. exact odds of every shipped situation with every die free, as `umpire odds SITUATION --all-dice` asks
+     them (the whole result, its budget), in this process, each the best of its rounds: the slowest ones
+     listed, the target being each one's time (start-up and loading not counted: `cold` times those).
 
 The attack is a frozen copy of the ASLSK procedures (benchmarks/fixtures/aslsk-ift, see its README) with
 a BENCHMARK FIXTURE chart (benchmarks/fixtures/ift-fixture.yaml): invented values, so that random dice
@@ -629,15 +632,44 @@ def bench_shipped_odds(rounds: int) -> None:
                         1.0, " s")
 
 
+def bench_shipped_situations(rounds: int) -> None:
+    """Every shipped situation, all dice free, the whole result (``umpire odds --all-dice``): CPU time of the
+    odds alone. The first round is what a fresh ``umpire odds`` pays (each procedure compiled and planned on
+    first use); the best of ``rounds`` is the enumeration alone (a shared machine only ever adds time)."""
+    from interpreter.errors import UmpireError
+    from interpreter.odds.exact import budgeted_odds
+    print(f"\n6. exact odds of every shipped situation, every die free, whole result (first round; best of {rounds})")
+    times = []
+    for path in sorted((ROOT / "rulesets").glob("*/situations/*.yaml")):
+        s = load_situation(path)
+        s.dice, s.dice_positions = [], []
+        rounds_, note = [], ""
+        for _ in range(rounds):
+            t0 = clock()
+            try:
+                report = budgeted_odds(s, [])
+                note = f"{len(report.rows):,} outcomes, {report.states:,} live states at most"
+            except UmpireError as e:
+                note = f"refused: {e.message[:60]}"
+            rounds_.append(clock() - t0)
+        times.append((rounds_[0], min(rounds_), f"{path.parent.parent.name}/{path.stem}", note))
+    times.sort(reverse=True)
+    for first, best, name, note in times[:8]:
+        print(f"   {first * 1000:8.1f} ms; {best * 1000:8.1f} ms  {name} ({note})")
+    print(f"   ... {len(times)} situations, {sum(t[0] for t in times):.1f} s in all (first rounds)")
+    verdict("odds --all-dice, slowest shipped situation, first round (seconds)", times[0][0], 1.0, " s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                         help="time CPU use (default: steady on a shared machine) or elapsed wall time")
-    parser.add_argument("--only", action="append", choices=("cold", "adjudication", "simulation", "odds", "shipped"),
+    parser.add_argument("--only", action="append",
+                        choices=("cold", "adjudication", "simulation", "odds", "shipped", "situations"),
                         help="run only these parts (repeatable; default: all)")
     args = parser.parse_args()
-    parts = set(args.only or ("cold", "adjudication", "simulation", "odds", "shipped"))
+    parts = set(args.only or ("cold", "adjudication", "simulation", "odds", "shipped", "situations"))
     global clock
     clock = cpu_clock if args.clock == "cpu" else time.perf_counter
     rounds = 5 if args.quick else 11
@@ -656,6 +688,8 @@ def main() -> None:
         bench_odds(h, rounds)
     if "shipped" in parts:
         bench_shipped_odds(rounds)
+    if "situations" in parts:
+        bench_shipped_situations(3 if args.quick else 5)
     print("\nverdicts:")
     for name, value, target, unit, ok in VERDICTS:
         print(f"   {'MET    ' if ok else 'NOT MET'}  {name}: {value:.2f}{unit} (target <= {target:g}{unit})")

@@ -82,13 +82,14 @@ class Report:
 
 def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True,
                merge_states: bool = True, factor: bool = True, quick_paths: int = QUICK_PATHS,
-               work: int = DEFAULT_WORK, share: bool = True) -> Report:
+               work: int = DEFAULT_WORK, share: bool = True, hold: bool = True) -> Report:
     """Exact odds of a situation's outcomes grouped by ``by``.
 
     ``merge_states`` enumerates by live states (odds/states.py): branches that reach the same live
     state merge. ``merge_unneeded`` merges sub-results that differ only in fields no grouping can
     see (odds/demand.py). ``factor`` keeps independent lists factored (odds/independent.py), ``share`` lets calls
-    that differ only in fields passed on share a distribution (odds/passed_on.py).
+    that differ only in fields passed on share a distribution (odds/passed_on.py), ``hold`` lets a merge hold
+    the live values the next statement does not read as one distribution (odds/held.py).
     Turning any off gives the same answer, more slowly (the tests compare them);
     with both off, every path through the dice is run (the budget then counts paths). Asked for the
     whole result (no ``by``), up to ``quick_paths`` paths are first tried one by one: with every
@@ -104,10 +105,12 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     # again (a third of an 8-squad question's time). The question is answered in a function of its own, so
     # all it made is gone before the collector is back on (only the report is left for it to see).
     with gc_paused():
-        return _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, quick_paths, work, share)
+        return _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, quick_paths, work, share,
+                           hold)
 
 
-def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, quick_paths, work, share) -> Report:
+def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, quick_paths, work, share,
+                hold) -> Report:
     """``exact_odds``, run with the cyclic collector paused."""
     start = time.perf_counter()
     ruleset = situation.ruleset
@@ -133,7 +136,7 @@ def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, qui
     if dist is None and states:
         from .states import StateEnumerator
         enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
-                               work=work, share=share)
+                               work=work, share=share, hold=hold)
         try:
             found = enum.distribution(situation.procedure, situation.args, situation.dice)
         except LimitError as e:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from operator import itemgetter
 
 from ..analysis.caching import EMIT
 from ..errors import AdjudicationError, LimitError
 from ..model.values import DEAD, Roll, holds_roll, key_form, show, type_name
 from ..runtime.operators import truth
+from .held import combined, outside
 from .independent import Independent, has_lazy, map_items
 from .state_plan import Key, State, _For, _If, _Map
 from .state_runs import _CHARGE_EVERY, _steps_left, _stop
@@ -18,14 +20,68 @@ from .state_runs import _CHARGE_EVERY, _steps_left, _stop
 _MISSING = object()
 
 
-def _list_key_form(value, lists: dict):
-    """``key_form(value)``, a list's kept in ``lists`` by identity (with the list, so its id stays its own)."""
-    if value.__class__ is tuple:
-        found = lists.get(id(value))
+class _Canon:
+    """Small numbers standing for values by their key form, within one merge: each distinct object is put in
+    key form (``form``; None: the value itself) and hashed once, however many states hold it. Equal forms get
+    the same number, so keys of numbers tell states apart exactly as keys of the forms would."""
+
+    __slots__ = ("form", "by_id", "by_form")
+
+    def __init__(self, form):
+        self.form, self.by_id, self.by_form = form, {}, {}
+
+    def __call__(self, value) -> int:
+        found = self.by_id.get(id(value))
         if found is None:
-            found = lists[id(value)] = (value, key_form(value))
+            form = value if self.form is None else self.form(value)
+            number = self.by_form.setdefault(form, len(self.by_form))
+            found = self.by_id[id(value)] = (value, number)     # (the value kept, so its id stays its own)
         return found[1]
-    return key_form(value)
+
+
+def _emits_form(value_form):
+    """Emits as (name, number) pairs, each emitted value numbered by its key form (``value_form``) once: the
+    states of a merge share most emitted values, though seldom the dict holding them."""
+    number = _Canon(value_form)
+
+    def form(emitted: dict) -> tuple:
+        return tuple([(k, number(v)) for k, v in emitted.items()])
+    return form
+
+
+def _loops_form():
+    """Loop positions as (list number, position) pairs: the states of a loop share its list."""
+    number = _Canon(None)
+
+    def form(loops: tuple) -> tuple:
+        return tuple([(number(items), i) for items, i in loops])
+    return form
+
+
+def _roll_form(read):
+    """A roll compared by what is read of it (``read``), else (None) by its dice."""
+    def form(v):
+        if v.__class__ is Roll:
+            return ("roll", read(v)) if read is not None else v.frozen
+        return v
+    return form
+
+
+def _columns(states: list, names: tuple, get=None) -> list:
+    """The values of these variables in each state, variable by variable (``_MISSING`` where one is not set);
+    ``get``: an itemgetter of ``names``, if the caller has one."""
+    if not names:
+        return []
+    if get is None:
+        get = itemgetter(*names)
+    try:
+        rows = [get(st.env) for st in states]
+    except KeyError:        # a variable not set on some path: told apart by its absence
+        rows = [tuple([st.env.get(n, _MISSING) for n in names]) for st in states]
+    else:
+        if len(names) == 1:
+            return [rows]
+    return [list(col) for col in zip(*rows)]
 
 
 class StateControl:
@@ -157,13 +213,12 @@ class StateControl:
         appended to ``acc``: one state, whose list gains a factor (that item's distribution)."""
         groups: dict = {}
         out = []
-        lists: dict = {}
-        for st in states:
+        for st, key in zip(states, self._state_keys(states, names)):
             origin = st.origin[-1]
             if origin < 0:
                 out.append(st)
                 continue
-            groups.setdefault((origin, self._state_key(st, names, lists)), []).append(st)
+            groups.setdefault((origin, key), []).append(st)
         for (origin, _), members in groups.items():
             if len(members) == 1:
                 out.extend(members)
@@ -260,40 +315,55 @@ class StateControl:
             out.extend(self._run(node.fn, plain, outcomes, rt, plan, True, node.is_emit))
         return out
 
-    def _state_key(self, st: State, key: Key, lists: dict | None = None):
-        """What tells ``st`` apart from other states at ``key``. ``lists``: the key forms of lists met so far in
-        this merge, by identity (states share their unchanged lists: each is walked for rolls once, not once
-        per state)."""
-        env = st.env
-        if self.rolls_may_hide:
-            values = [env.get(n, _MISSING) for n in key.names]
-            if lists is None:
-                lists = {}
-            return (tuple([_list_key_form(v, lists) for v in values]),
-                    tuple([(k, _list_key_form(v, lists)) for k, v in env[EMIT].items()]), st.given, st.loops)
-        try:
-            values = key.get(env) if key.get is not None else ()
-        except KeyError:        # a variable not set on this path: told apart by its absence
-            values = tuple([env.get(n, _MISSING) for n in key.names])
-        else:
-            if key.rolls and len(key.names) == 1:
-                values = (values,)
-        if key.rolls:   # rolls sit only in the variables they were rolled into (never in records, lists, emits)
-            values = list(values)
-            for i, read in key.rolls:
-                v = values[i]
-                if v.__class__ is Roll:
-                    values[i] = ("roll", read(v)) if read is not None else v.frozen
-            values = tuple(values)
-        return values, tuple(env[EMIT].items()), st.given, st.loops
+    def _state_keys(self, states: list, key: Key) -> list:
+        """What tells each state apart from the others at ``key``: its live values (rolls by what is read of
+        them), emits, dice given so far and loop positions. The keys are only comparable among themselves.
+
+        A merge keys every live value of every state, and the states mostly share their values by identity
+        (each branch copies its parent's locals). So the values are taken column by column: a column whose
+        states all hold the very same object tells none apart and is left out, and in the others each distinct
+        object is put in key form and hashed once, standing in the key as a small number (``_Canon``)."""
+        names = key.names
+        columns = _columns(states, names, key.get)
+        columns.append([st.env[EMIT] for st in states])
+        columns.append([st.given for st in states])
+        columns.append([st.loops for st in states])
+        hiding = self.rolls_may_hide
+        readers = dict(key.rolls) if not hiding else {}
+        emits, loops = len(columns) - 3, len(columns) - 1
+        kept = []
+        for i, col in enumerate(columns):
+            if len(set(map(id, col))) == 1:
+                continue
+            if i == emits:
+                form = _emits_form(key_form if hiding else None)
+            elif i == loops:
+                form = _loops_form()
+            elif hiding:
+                form = key_form
+            elif i in readers:
+                form = _roll_form(readers[i])
+            else:
+                form = None
+            canon = _Canon(form)
+            kept.append([canon(v) for v in col])
+        if not kept:
+            return [()] * len(states)
+        return list(zip(*kept))
 
     def _merge(self, states: list, names: Key, node) -> list:
         """States that agree on every live value (and loop position, given dice, wanted emits) become one."""
+        if names.held and (not self.hold or any(st.lazy and not st.lazy.isdisjoint(names.held) for st in states)):
+            # (an independent list is never held: expanding a list it shares items with must reach it)
+            names = names.full
+        elif names.held:
+            # only variables whose states do not all hold the very same object are worth holding (the others
+            # tell no state apart: a plain merge on the rest is the same merge)
+            held = tuple([n for n, col in zip(names.held, _columns(states, names.held)) if len(set(map(id, col))) > 1])
+            if held:
+                return self._hold(states, names, held, node)
         merged: dict = {}
-        state_key = self._state_key
-        lists: dict = {}
-        for st in states:
-            key = state_key(st, names, lists)
+        for st, key in zip(states, self._state_keys(states, names)):
             other = merged.setdefault(key, st)
             if other is not st:
                 if other.den == st.den:
@@ -310,6 +380,27 @@ class StateControl:
                     other.lazy = other.lazy | st.lazy
         self._count(len(merged), node)
         return list(merged.values())
+
+    def _hold(self, states: list, names: Key, held: tuple, node) -> list:
+        """``_merge`` leaving out the variables ``held`` (and the rest of ``names.held``, which every state holds
+        alike): states that agree on the rest become one state holding the values they differed in
+        (odds/held.py). A state lacking one of them stays on its own."""
+        states = outside(states, held, self.budget)
+        number = _Canon(key_form)       # the held values' key forms, each distinct object's once
+        groups: dict = {}
+        for st, key in zip(states, self._state_keys(states, names)):
+            if not all(n in st.env for n in held):
+                key = (key, id(st))
+            groups.setdefault(key, []).append(st)
+        out = []
+        for members in groups.values():
+            if len(members) == 1:
+                out.append(members[0])
+            else:
+                out.append(combined(members, held, number))
+                self.held_made += 1
+        self._count(len(out), node)
+        return out
 
     def _count(self, count: int, node) -> None:
         """The live states after a node, against the budget (a merge that would find nothing is skipped)."""

@@ -34,30 +34,33 @@ class State:
 class _Leaf:
     """A run of simple statements (at most one of them a branch point, at its end), as one closure."""
     __slots__ = ("fn", "steps", "writes", "emits", "key", "pos", "branches", "strict", "attr", "lazy_ok",
-                 "branching", "targets", "fresh")
+                 "branching", "targets", "fresh", "reads")
 
 
 class _If:
-    __slots__ = ("branches", "key", "pos", "strict", "attr", "random", "branching", "same")
+    __slots__ = ("branches", "key", "pos", "strict", "attr", "random", "branching", "same", "reads")
 
 
 class _For:
-    __slots__ = ("source", "var", "body", "head_key", "key", "pos", "strict", "attr", "acc", "acc_key", "branching")
+    __slots__ = ("source", "var", "body", "head_key", "key", "pos", "strict", "attr", "acc", "acc_key", "branching",
+                 "reads")
 
 
 class _Map:
     """``let/emit NAME = list(ELEMENT for VAR in SOURCE)``: keeps an independent source factored."""
     __slots__ = ("fn", "source", "element", "var", "name", "is_emit", "dead", "key", "pos", "strict", "attr",
-                 "source_name", "branching", "pure")
+                 "source_name", "branching", "pure", "reads")
 
 
 class Key:
     """What tells live states apart after a node: the live variables' names, and for those that hold
     rolls, how a roll is compared (by what the procedure reads of it, else by its dice)."""
-    __slots__ = ("names", "rolls", "get", "set")
+    __slots__ = ("names", "rolls", "get", "set", "held", "full")
 
-    def __init__(self, names: tuple, rolls: set, readings: dict):
+    def __init__(self, names: tuple, rolls: set, readings: dict, held: tuple = ()):
         self.names = names
+        self.held = held        # live variables left out of the key, held by the merged state (odds/held.py)
+        self.full = self        # the key with them (set by Plan._holding)
         self.set = frozenset(names)
         # a roll is compared by what is read of it (its readings, fetched at once), else by its dice
         self.rolls = tuple((i, _reader(readings.get(n))) for i, n in enumerate(names) if n in rolls)
@@ -107,6 +110,7 @@ def _join(a: _Leaf, b: _Leaf) -> _Leaf:
     node.key, node.pos, node.branches, node.branching = b.key, a.pos, b.branches, b.branches
     node.strict, node.attr, node.lazy_ok = a.strict | b.strict, a.attr | b.attr, b.lazy_ok
     node.fresh = None
+    node.reads = a.reads | b.reads
     return node
 
 
@@ -233,7 +237,10 @@ class Plan:
         self.only_rolled = self.rolls - {n.name for n in walk(body) if isinstance(n, (ast.Let, ast.Set, ast.Choose))} \
             - {n.var for n in walk(body) if isinstance(n, ast.ForEach)} - {p.name for p in proc.params}
         self.dead = self._deadable(body, proc, demand, var_demands) if var_demands is not None else frozenset()
+        self.holdable: set = set()      # every variable some merge may hold (odds/held.py)
+        self.loops = 0                  # loops the statements being planned are in (no merge there holds)
         self.body, _ = self._block(body, set())
+        self.holdable = frozenset(self.holdable)
         self.dead_params = tuple(p.name for p in proc.params if p.name in self.dead)
 
     # -- which variables never matter (kept as DEAD)
@@ -302,8 +309,13 @@ class Plan:
         # merging after it would mostly cost a key per state and find nothing to merge.
         # A branch point's leaf followed by a plain one: when the states it makes are known apart (no merge
         # between them), the plain leaf runs on each state as it is made (``then``), not in a pass of its own.
-        block.steps = tuple((node, node.branching and i > 0 and not grouped[i - 1].branching and grouped[i - 1].key,
-                             node.branching,
+        # A merge holds the live variables the node after it does not read (odds/held.py): a merge before a
+        # node, those the node does not read; after one, those the next node does not (none at a block's end).
+        block.steps = tuple((node,
+                             node.branching and i > 0 and not grouped[i - 1].branching
+                             and self._holding(grouped[i - 1].key, node),
+                             node.branching and self._holding(node.key, grouped[i + 1] if i + 1 < len(grouped)
+                                                              else None),
                              grouped[i + 1] if node.__class__ is _Leaf and node.branches and i + 1 < len(grouped)
                              and grouped[i + 1].__class__ is _Leaf and not grouped[i + 1].branches else None)
                             for i, node in enumerate(grouped))
@@ -311,10 +323,28 @@ class Plan:
         block.first = statements[0].pos if statements else None
         return block, live
 
+    def _holding(self, key: "Key", ahead) -> "Key":
+        """The key of a merge before ``ahead`` (None: the block's end), leaving out the live variables it does
+        not read: those the merged states hold (odds/held.py). Not in a loop's body: a round's states are
+        factored and merged by the loop (state_control._for), which holding there would only undo."""
+        if ahead is None or self.loops:
+            return key
+        held = tuple(n for n in key.names if n not in ahead.reads)
+        if not held:
+            return key
+        self.holdable.update(held)
+        reduced = Key(tuple(n for n in key.names if n in ahead.reads), self.rolls, self.readings, held)
+        reduced.full = key
+        return reduced
+
     def _statement(self, s, live_after: set):
         node, live_in = self._compound(s, live_after)
         if node.__class__ is not _Leaf and not node.branching and self._whole(s):
-            return self._whole_leaf(s, live_after), live_in
+            node = self._whole_leaf(s, live_after)
+        # every name the statement mentions anywhere (a held variable is opened before any of them runs)
+        inner = tuple(walk((s,)))
+        node.reads = frozenset(n.name for n in inner if isinstance(n, ast.Name)) | free_names(
+            tuple(n for n in inner if isinstance(n, ast.Node) and not isinstance(n, ast.Statement)))
         return node, live_in
 
     def _whole(self, s) -> bool:
@@ -375,12 +405,14 @@ class Plan:
             node.source, node.var, node.pos = self.parts[("source", id(s))], s.var, s.pos
             node.key = self._key_names(live_after)
             head = set(live_after)
+            self.loops += 1
             while True:
                 body, inner = self._block(s.body, head)
                 new = set(live_after) | (inner - {s.var})
                 if new == head:
                     break
                 head = new
+            self.loops -= 1
             node.body, node.head_key = body, self._key_names(head)
             node.strict, node.attr = free_names(s.source), set()
             node.branching = self._random(s)

@@ -33,19 +33,22 @@ narrower ``--by`` would leave out.
 The enumerator is split by concern: odds/state_plan.py works out, once per procedure, what each statement is
 (a leaf, an `if`, a `for each`, a map over a list) and which variables stay live; odds/state_runs.py runs one
 statement's closure over every state; odds/state_control.py splits, loops, factors and merges states for the
-compound statements. This module keeps the enumerator's entry points and its per-call memo.
+compound statements; odds/held.py holds the live values the next statement does not read as one distribution
+at a merge, and opens them where they are read. This module keeps the enumerator's entry points and its
+per-call memo.
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
-from operator import is_
+from operator import is_, itemgetter
 
 from ..analysis.caching import EMIT
-from ..model.values import DEAD, Roll
+from ..model.values import DEAD, Record, Roll, key_form
 from ..runtime.state import Runtime
 from .demand import ALL
+from .held import opened
 from .independent import expand, has_lazy
 from .passed_on import (
     Observed,
@@ -65,7 +68,7 @@ class StateEnumerator(StateControl, StateRuns):
     """Exact distributions of procedure results, by live states (see the module docstring)."""
 
     def __init__(self, ruleset, choices: dict, budget: int, demands: dict, var_demands: dict,
-                 factor: bool = True, work: int | None = None, share: bool = True):
+                 factor: bool = True, work: int | None = None, share: bool = True, hold: bool = True):
         from .paths import (
             DEFAULT_WORK,
             RUN_COST,
@@ -79,6 +82,9 @@ class StateEnumerator(StateControl, StateRuns):
         self.list_choices = has_list_choices(choices)
         if not getattr(ruleset, "rolls_may_hide", True):
             self._key = _args_key       # rolls sit only in variables: an argument is one, or holds none
+        else:
+            self._key = self._hiding_key
+            self.list_forms: dict = {}  # a list argument's key form, by identity (_hiding_key)
         self.work, self.work_limit, self.run_cost = 0, work or DEFAULT_WORK, RUN_COST
         self.ruleset = ruleset
         self.choices = choices
@@ -94,6 +100,8 @@ class StateEnumerator(StateControl, StateRuns):
         self.record_lists: list = []     # the question's lists of records (set by the first distribution)
         self.memo_hits = 0
         self.lazy_made = 0      # independent lists made so far (results made without any hold none)
+        self.held_made = 0      # merges that held variables (odds/held.py) so far
+        self.hold = hold        # whether merges may hold variables (off: every merge keys every live one)
         self.runs = 0
         self.peak = 0
         self.plans: dict = {}
@@ -236,6 +244,30 @@ class StateEnumerator(StateControl, StateRuns):
         # results hold independent lists only if some were made (here or in a call) while it ran
         return dist, made != self.lazy_made and any(has_lazy(v) for v, _, _ in dist), None
 
+    def _hiding_key(self, args: dict) -> tuple:
+        """``outcome_key`` (rolls, wherever they sit, by their dice) with each list's key form kept by identity:
+        the calls of one enumeration pass the same lists again and again (the question's targets, a state's
+        unchanged results), and a list is walked for rolls on every keying, as a record (its flag) is not."""
+        forms = self.list_forms
+        items = []
+        for k, v in args.items():
+            cls = v.__class__
+            if cls is tuple:
+                found = forms.get(id(v))
+                if found is None:
+                    if len(forms) >= _LIST_FORMS:
+                        forms.clear()
+                    found = forms[id(v)] = (v, key_form(v))      # (the list kept, so its id stays its own)
+                v = found[1]
+            elif cls is Record:
+                if getattr(v, "_rolls", None) is not False:
+                    v = key_form(v)
+            elif cls is Roll:
+                v = v.frozen
+            items.append((k, v))
+        items.sort(key=_first)
+        return tuple(items)
+
     def _may_share(self, procedure, args: dict, spec: dict) -> bool:
         """passed_on.may_share, once per procedure and record arguments (by identity: the entry keeps them)."""
         records = tuple([args.get(name) for name in spec])
@@ -259,9 +291,17 @@ class StateEnumerator(StateControl, StateRuns):
         # roll or call may make two of them alike again.
         apart, loose = (frozenset() if len(states) == 1 else None), False
         fused = None
+        holdable = plan.holdable
         for node, before, after, then in block.steps:
             if node is fused:       # already run with the branch point before it
                 continue
+            if holdable and self.held_made:     # held variables this node (or the leaf run with it) reads: opened
+                reads = node.reads if then is None else node.reads | then.reads
+                found = opened(states, reads & holdable, self.budget)
+                if found is not None:
+                    states, apart = found, None
+                    self._count(len(states), node)
+                    self._charge(len(states) * self.run_cost)
             if before and len(states) > 1:
                 if apart is not None and apart <= before.set:
                     self._count(len(states), node)
@@ -279,7 +319,7 @@ class StateEnumerator(StateControl, StateRuns):
                     if apart is not None:
                         apart = apart | {fresh} if fresh is not None and fresh not in apart and not loose else None
                     lazy_ok = rt.dice.lazy_ok = node.lazy_ok and self.factor
-                    if then is not None and apart is not None and apart <= node.key.set and not lazy_ok \
+                    if then is not None and apart is not None and apart <= after.set and not lazy_ok \
                             and not any(st.lazy for st in states):
                         # the states it makes stay apart, and hold no independent list: the next leaf runs on
                         # each as it is made (what it does to ``apart``, as below)
@@ -311,16 +351,22 @@ class StateEnumerator(StateControl, StateRuns):
             if not states:
                 return states
             if after and len(states) > 1:
-                if apart is not None and apart <= node.key.set:
+                if apart is not None and apart <= after.set:
                     self._count(len(states), node)
                 else:
-                    states = self._merge(states, node.key, node)
-                    apart, loose = node.key.set, True
+                    states = self._merge(states, after, node)
+                    apart, loose = after.set, True
         return states
 
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
                "estimate, or raise --budget"
+
+
+_LIST_FORMS = 100_000
+"""Most list key forms an enumeration keeps at once (_hiding_key): past it they are forgotten and made again."""
+
+_first = itemgetter(0)
 
 
 def _likeliest(outcome: tuple) -> float:
