@@ -62,6 +62,8 @@ class Report:
     seconds: float = 0.0
     memo_hits: int = 0
     states: int = 0       # exact odds by states: the most live states at any point
+    seed: int | None = None   # a simulation's seed (replays it)
+    jobs: int = 1             # a simulation's worker processes
 
     def needs_chart(self) -> Fraction:
         """The share of outcomes that stop on a chart cell nobody has supplied (kept apart from results)."""
@@ -135,24 +137,25 @@ def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, qui
             e.__traceback__ = None
     if dist is None and states:
         from .states import StateEnumerator
-        enum = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
-                               work=work, share=share, hold=hold)
+        by_states = StateEnumerator(ruleset, situation.choices, budget, demands, var_demands, factor=factor,
+                                    work=work, share=share, hold=hold)
         try:
-            found = enum.distribution(situation.procedure, situation.args, situation.dice)
+            found = by_states.distribution(situation.procedure, situation.args, situation.dice)
         except LimitError as e:
             if "live states" in e.message:
-                e.hint = _narrower(situation, by, e.hint)
+                e.hint = _narrower(situation, by, e.hint or "")
             raise
-        work, peak = enum.runs, enum.peak
+        work, peak, memo_hits = by_states.runs, by_states.peak, by_states.memo_hits
     else:
         if dist is None:
             enum = Enumerator(ruleset, situation.choices, budget, demands, work_limit=work)
             dist = enum.distribution(situation.procedure, situation.args, situation.dice)
             work, peak = enum.paths, 0
         found = {v: (p.numerator, p.denominator) for v, p in dist.items()}
-    rows = [(label, p, None) for label, p in group_weights(found, keys)]
+        memo_hits = enum.memo_hits
+    rows: list[tuple[str, Fraction, float | None]] = [(label, p, None) for label, p in group_weights(found, keys)]
     return Report(rows, weights_sum(list(found.values())), work, True, seconds=time.perf_counter() - start,
-                  memo_hits=enum.memo_hits, states=peak)
+                  memo_hits=memo_hits, states=peak)
 
 
 def budgeted_odds(situation, by: list[str], budget: int | None = None) -> Report:

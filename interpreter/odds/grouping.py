@@ -85,7 +85,8 @@ class By:
     def __init__(self, text: str, ruleset=None):
         self.text = text
         self.fn = self.expr = None
-        self.top = None         # a field of the result itself ('result'): read directly
+        self.top: str | None = None     # a field of the result itself ('result'): read directly
+        self.path: str | None
         self.shown: dict = {}   # its text values -> their labels (a simulation meets the same few each run)
         if _PATH.fullmatch(text):
             self.path = text
@@ -165,7 +166,7 @@ def demanded_fields(by: list[By]):
     """The result fields these groupings read (None: the whole result)."""
     if not by:
         return None
-    out = frozenset()
+    out: frozenset = frozenset()
     for b in by:
         out |= b.fields
     return out
@@ -382,7 +383,7 @@ def _expression_slot(value, b: By, used: set):
     env = dict(b.catalogues)
     env.update(value)
 
-    def part(item):
+    def part_of(item):
         env[e.var] = item
         ok = cond(env, rt) if cond is not None else True
         if e.name == "count":
@@ -391,7 +392,7 @@ def _expression_slot(value, b: By, used: set):
             return 0 if e.name == "sum" else (e.name == "all")
         return element(env, rt)
     try:
-        dist = convolve(lst, part, e.name)
+        dist = convolve(lst, part_of, e.name)
     except (AdjudicationError, TypeError):
         return None
     for i in range(lst.length):

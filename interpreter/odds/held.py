@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from itertools import product
+from typing import Any
 
 from ..errors import LimitError
 from ..model.values import key_form
@@ -128,17 +129,19 @@ def combined(members: list, held: tuple, number=key_form) -> State:
         scale = m.num * (common // m.den)
         fixed = [env[n] for n in held]
         found = _factors(env, held)
+        combos: Any
         if not found:       # (most states hold nothing yet: one combination, their own values)
             combos = (((), scale, 1),)
         else:
-            parts = []
+            parts: list = []
             for f, names in found.values():
                 at = [held.index(n) for n in names]
                 parts.append([(tuple(zip(at, (values[env[n].index] for n in names))), q.numerator, q.denominator)
                               for values, q in f.items])
             combos = []
             for combo in product(*parts):
-                pairs, num, den = [], scale, 1
+                pairs: list = []
+                num, den = scale, 1
                 for p, n, d in combo:
                     pairs.extend(p)
                     num *= n

@@ -34,6 +34,11 @@ class Independent:
     """
 
     __slots__ = ("prev", "factor", "length", "_key", "_hash")
+    prev: "Independent | None"
+    factor: tuple
+    length: int
+    _key: tuple
+    _hash: int
 
     def __init__(self, prev: "Independent | None", factor: tuple):
         self.prev, self.factor = prev, factor
@@ -47,7 +52,8 @@ class Independent:
         return out
 
     def factors(self) -> list:
-        out, node = [], self
+        out: list = []
+        node: Independent | None = self
         while node is not None:
             out.append(node.factor)
             node = node.prev
@@ -156,7 +162,7 @@ def check_cases(n: int, limit: int) -> None:
 def _expand(value) -> list:
     cls = value.__class__
     if cls is Independent:
-        out = []
+        out: list = []
         for combo in product(*value.factors()):
             p = Fraction(1)
             for _, q in combo:
@@ -206,7 +212,7 @@ def sample(value):
 
 def map_items(lst: Independent, fn) -> Independent:
     """The list with ``fn`` applied to each item (equal images merge within a factor)."""
-    out = None
+    out: Independent | None = None
     for f in lst.factors():
         acc: dict = {}      # image -> the weights of the items giving it (each image hashed once)
         for item, p in f:
@@ -214,6 +220,7 @@ def map_items(lst: Independent, fn) -> Independent:
         # (no Fraction sum for an image only one item gives)
         out = Independent(out, tuple([(image, ps[0] if len(ps) == 1 else sum(ps[1:], ps[0]))
                                       for image, ps in acc.items()]))
+    assert out is not None      # a list has at least one factor
     return out
 
 

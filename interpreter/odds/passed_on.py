@@ -25,6 +25,8 @@ computed on its real arguments, and the procedure is never abstracted again.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..analysis.names import walk
 from ..model.values import Record
 from ..reading import syntax as ast
@@ -117,7 +119,7 @@ def _analyse(ruleset, proc) -> dict[str, frozenset]:
                 read.add(n.name)
             elif isinstance(n, ast.Literal) and isinstance(n.value, str):
                 read.add(n.value)
-    tainted = {name: set() for name in procs}
+    tainted: dict[str, set] = {name: set() for name in procs}
     tainted[proc.name] = set(sources)
     carriers: set = set()
     while True:
@@ -277,10 +279,11 @@ def record_lists(args: dict) -> list:
     """The lists of records in a question's arguments (at any depth): where calls' records come from."""
     out, stack = [], [v for v in args.values() if v.__class__ in _NESTED]
     while stack:
-        v = stack.pop()
+        v: Any = stack.pop()
         if v.__class__ is tuple and any([x.__class__ is Record for x in v]):
             out.append(v)
-        stack.extend([x for x in (v.values() if v.__class__ is Record else v) if x.__class__ in _CONTAINERS])
+        items = dict.values(v) if v.__class__ is Record else v
+        stack.extend([x for x in items if x.__class__ in _CONTAINERS])
     return out
 
 

@@ -60,6 +60,7 @@ class PathDice(DiceSource):
 
     __slots__ = ("given", "given_used", "path", "at", "widths", "num", "den", "lazy_ok", "got_lazy", "readings",
                  "once")
+    once: dict      # (odds/states.py) statements reading only never-assigned arguments, per those values
 
     def __init__(self, given: list, readings: dict | None = None):
         self.given = given
@@ -137,7 +138,7 @@ def _fraction(by_den: dict[int, int]) -> Fraction:
 
 
 
-_OUTCOME_CACHE: dict[DiceKind, list] = {}
+_OUTCOME_CACHE: dict[int, tuple[DiceKind, list]] = {}
 _READ_CACHE: dict = {}
 
 
@@ -157,8 +158,8 @@ def _read_outcomes(kind: DiceKind, readings: tuple) -> list:
                 groups[g] = (faces, num, den)
         out = []
         for rep, n, d in groups.values():
-            g = math.gcd(n, d)
-            out.append((rep, n // g, d // g))
+            k = math.gcd(n, d)
+            out.append((rep, n // k, d // k))
         found = _READ_CACHE[key] = (kind, out)
     return found[1]
 

@@ -34,7 +34,7 @@ def render(report: Report, title: str, width: int = 30) -> str:
         if report.exact:
             lines.append(f"  {label:<{label_w}}  {str(p):>{frac_w}}  {pct:6.2f}%  {bar}")
         else:
-            lines.append(f"  {label:<{label_w}}  {pct:6.2f}% ± {se * 100:4.2f}  {bar}")
+            lines.append(f"  {label:<{label_w}}  {pct:6.2f}% ± {(se or 0.0) * 100:4.2f}  {bar}")
     if report.exact:
         work = (f"{report.paths:,} paths through the dice, at most {report.states:,} live states" if report.states
                 else f"{report.paths:,} paths through the dice")

@@ -46,15 +46,15 @@ def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bo
                          else f"-n must be between 1 and {MAX_RUNS:,} runs (got a number of {len(str(runs))} digits)")
     if not 1 <= jobs <= MAX_JOBS:
         raise InputError(f"-j must be between 1 and {MAX_JOBS} processes, not {jobs}")
-    by = by_keys(by, situation.ruleset)
+    keys = by_keys(by, situation.ruleset)
     rng_seed = seed if seed is not None else SeededDice().seed
     check_fields([run_procedure(Runtime(situation.ruleset, SeededDice(rng_seed), None, situation.choices),
-                       situation.procedure, situation.args)], by)
+                       situation.procedure, situation.args)], keys)
     blocks = [(b, min(BLOCK_RUNS, runs - b * BLOCK_RUNS)) for b in range(-(-runs // BLOCK_RUNS))]
     show_bar = progress and sys.stderr.isatty() and runs >= 2000
     counts: dict[str, int] = defaultdict(int)
     done = 0
-    for block in _blocks_run(situation, rng_seed, by, blocks, jobs):
+    for block in _blocks_run(situation, rng_seed, keys, blocks, jobs):
         for label, c in block.items():
             counts[label] += c
         done += sum(block.values())
@@ -62,7 +62,7 @@ def simulate(situation, runs: int, seed: int | None, by: list[str], progress: bo
             _bar(done, runs, start)
     if show_bar:
         sys.stderr.write("\n")
-    rows = []
+    rows: list[tuple[str, Fraction, float | None]] = []
     for label, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         p = Fraction(c, runs)
         se = math.sqrt(float(p) * (1 - float(p)) / runs)
@@ -83,11 +83,10 @@ def _simulate_block(situation, seed: int, by, block: int, runs: int) -> dict:
     """The outcome counts of one block of runs."""
     from ..model.dice import GivenDice
     stream = SeededDice(block_seed(seed, block))
-    if situation.dice:
-        dice = GivenDice(situation.dice, None, situation.dice_positions)
-        dice.fallback = stream
-    else:
-        dice = stream
+    given = GivenDice(situation.dice, None, situation.dice_positions) if situation.dice else None
+    if given is not None:
+        given.fallback = stream
+    dice = given if given is not None else stream
     proc, args = situation.procedure, situation.args
     rt = Runtime(situation.ruleset, dice, None, situation.choices)
     steps = rt.limits["steps"]
@@ -98,9 +97,9 @@ def _simulate_block(situation, seed: int, by, block: int, runs: int) -> dict:
         rt.steps_left, rt.depth = steps, 1     # (the depth of rt.invoke, which this loop does in place)
         if rt.choice_counts:
             rt.choice_counts.clear()
-        if dice is not stream:
-            dice.used = 0
-            dice.history.clear()
+        if given is not None:
+            given.used = 0
+            given.history.clear()
         try:
             env = dict(args)     # a procedure uses its argument dict as its locals
             if fill is not None:  # proc.run without its frame: the defaults, then the untraced run

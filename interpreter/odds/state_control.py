@@ -14,6 +14,7 @@ from ..model.values import DEAD, Roll, holds_roll, key_form, show, type_name
 from ..runtime.operators import truth
 from .held import combined, outside
 from .independent import Independent, has_lazy, map_items
+from .state_host import EnumeratorHost
 from .state_plan import Key, State, _For, _If, _Map
 from .state_runs import _CHARGE_EVERY, _steps_left, _stop
 
@@ -84,7 +85,7 @@ def _columns(states: list, names: tuple, get=None) -> list:
     return [list(col) for col in zip(*rows)]
 
 
-class StateControl:
+class StateControl(EnumeratorHost):
     """The state enumerator's mixin for branches, loops, maps, and merging states."""
 
     def _if(self, node: _If, states, outcomes, rt, plan) -> list:
@@ -171,7 +172,7 @@ class StateControl:
         acc = node.acc if self.factor else None
         finished = []
         while active:
-            round_ = []
+            round_: list = []
             parents = []
             for st in active:
                 items, i = st.loops[-1]

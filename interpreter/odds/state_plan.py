@@ -8,6 +8,7 @@ key on which states merge; ``State`` is one weighted state.
 from __future__ import annotations
 
 from operator import attrgetter, itemgetter
+from typing import Any
 
 from ..analysis.caching import EMIT
 from ..analysis.names import bound_names, free_names, roll_names, walk
@@ -35,21 +36,71 @@ class _Leaf:
     """A run of simple statements (at most one of them a branch point, at its end), as one closure."""
     __slots__ = ("fn", "steps", "writes", "emits", "key", "pos", "branches", "strict", "attr", "lazy_ok",
                  "branching", "targets", "fresh", "reads")
+    fn: Any
+    steps: tuple
+    writes: Any
+    emits: Any
+    key: Any
+    pos: Any
+    branches: Any
+    strict: Any
+    attr: Any
+    lazy_ok: Any
+    branching: Any
+    targets: Any
+    fresh: Any
+    reads: Any
 
 
 class _If:
     __slots__ = ("branches", "key", "pos", "strict", "attr", "random", "branching", "same", "reads")
+    branches: Any
+    key: Any
+    pos: Any
+    strict: Any
+    attr: Any
+    random: Any
+    branching: Any
+    same: Any
+    reads: Any
 
 
 class _For:
     __slots__ = ("source", "var", "body", "head_key", "key", "pos", "strict", "attr", "acc", "acc_key", "branching",
                  "reads")
+    source: Any
+    var: Any
+    body: Any
+    head_key: Any
+    key: Any
+    pos: Any
+    strict: Any
+    attr: Any
+    acc: Any
+    acc_key: Any
+    branching: Any
+    reads: Any
 
 
 class _Map:
     """``let/emit NAME = list(ELEMENT for VAR in SOURCE)``: keeps an independent source factored."""
     __slots__ = ("fn", "source", "element", "var", "name", "is_emit", "dead", "key", "pos", "strict", "attr",
                  "source_name", "branching", "pure", "reads")
+    fn: Any
+    source: Any
+    element: Any
+    var: Any
+    name: Any
+    is_emit: Any
+    dead: Any
+    key: Any
+    pos: Any
+    strict: Any
+    attr: Any
+    source_name: Any
+    branching: Any
+    pure: Any
+    reads: Any
 
 
 class Key:
@@ -79,6 +130,10 @@ def _reader(fields):
 
 class _Block:
     __slots__ = ("nodes", "cost", "first", "steps")
+    nodes: tuple
+    cost: Any
+    first: Any
+    steps: Any
 
 
 _ABSORBING = (ast.Literal, ast.Name, ast.Attribute, ast.RecordExpr, ast.ListExpr, ast.Update, ast.Conditional,
@@ -237,10 +292,10 @@ class Plan:
         self.only_rolled = self.rolls - {n.name for n in walk(body) if isinstance(n, (ast.Let, ast.Set, ast.Choose))} \
             - {n.var for n in walk(body) if isinstance(n, ast.ForEach)} - {p.name for p in proc.params}
         self.dead = self._deadable(body, proc, demand, var_demands) if var_demands is not None else frozenset()
-        self.holdable: set = set()      # every variable some merge may hold (odds/held.py)
+        self.holding: set = set()       # every variable some merge may hold (odds/held.py), while planning
         self.loops = 0                  # loops the statements being planned are in (no merge there holds)
         self.body, _ = self._block(body, set())
-        self.holdable = frozenset(self.holdable)
+        self.holdable = frozenset(self.holding)
         self.dead_params = tuple(p.name for p in proc.params if p.name in self.dead)
 
     # -- which variables never matter (kept as DEAD)
@@ -332,7 +387,7 @@ class Plan:
         held = tuple(n for n in key.names if n not in ahead.reads)
         if not held:
             return key
-        self.holdable.update(held)
+        self.holding.update(held)
         reduced = Key(tuple(n for n in key.names if n in ahead.reads), self.rolls, self.readings, held)
         reduced.full = key
         return reduced
@@ -381,6 +436,7 @@ class Plan:
         return node
 
     def _compound(self, s, live_after: set):
+        node: Any       # the node this statement plans to: an _If, a _For or a _Leaf
         if isinstance(s, ast.If):
             node = _If()
             node.key, node.pos = self._key_names(live_after), s.pos

@@ -11,6 +11,7 @@ from ..analysis.caching import EMIT, result_value
 from ..model.values import DEAD, Record
 from .demand import ALL
 from .independent import Independent, check_cases, has_lazy
+from .state_host import EnumeratorHost
 from .state_plan import State
 
 _STOPPED = object()
@@ -71,10 +72,11 @@ def _collect(value, found: dict) -> None:
 
 def _chain(ind: Independent) -> list:
     """The list's items' nodes, first to last (a longer list built on another shares its nodes)."""
-    out = []
-    while ind is not None:
-        out.append(ind)
-        ind = ind.prev
+    out: list = []
+    node: Independent | None = ind
+    while node is not None:
+        out.append(node)
+        node = node.prev
     out.reverse()
     return out
 
@@ -96,7 +98,7 @@ def _stop(e):
     return stop_outcome(e)
 
 
-class StateRuns:
+class StateRuns(EnumeratorHost):
     """The state enumerator's mixin that runs a leaf statement over a list of states."""
 
     def _concrete(self, states: list, strict, attr) -> list:
@@ -177,7 +179,7 @@ class StateRuns:
     def _run_plain(self, fn, states, outcomes, rt, plan, writes, emits, targets=None) -> list:
         """Run a closure without branch points on every state: each state goes on as one state
         (updated in place: a state belongs to one list at a time), ends with a result, or stops."""
-        out = []
+        out: list = []
         append = out.append
         runs = work = 0
         run_cost = self.run_cost

@@ -239,8 +239,8 @@ class StateEnumerator(StateControl, StateRuns):
                         dist.sort(key=_likeliest)
                     return dist, lazy, None
         made = self.lazy_made
-        found = self.distribution(procedure, args, depth=depth)
-        dist = sorted(((v, n, d) for v, (n, d) in found.items()), key=_likeliest)
+        outcomes = self.distribution(procedure, args, depth=depth)
+        dist = sorted(((v, n, d) for v, (n, d) in outcomes.items()), key=_likeliest)
         # results hold independent lists only if some were made (here or in a call) while it ran
         return dist, made != self.lazy_made and any(has_lazy(v) for v, _, _ in dist), None
 
@@ -289,7 +289,8 @@ class StateEnumerator(StateControl, StateRuns):
         # roll or a call into a live variable differ there. After a merge the states differ in their whole
         # key, which also holds their emits, dice given so far and loop positions (``loose``): then any emit,
         # roll or call may make two of them alike again.
-        apart, loose = (frozenset() if len(states) == 1 else None), False
+        apart: frozenset | None = frozenset() if len(states) == 1 else None
+        loose = False
         fused = None
         holdable = plan.holdable
         for node, before, after, then in block.steps:
