@@ -428,7 +428,7 @@ class _ToAst(Transformer):
                                  ast.Interpolated(pos, (f" (the situation also states {fact} = ", given,
                                                         ", which the map's value replaces)")))
         from_map = (ast.Let(pos, name, derived), note(f"{name} = ", var, ": derived from the map", stated))
-        from_given = (ast.Let(pos, name, given), note(f"{name} = ", var, f": given, not derived ({fact})"))
+        from_given = (ast.Let(pos, name, given), note(f"{name} = ", var, f"{ast.GIVEN_NOT_DERIVED} ({fact})"))
         missing = (ast.Let(pos, name, ast.Function(pos, "missing_fact", (ast.Arg(None, ast.Literal(pos, fact)),
                                                                          ast.Arg(None, ast.Literal(pos, name))))),)
         return ast.If(pos, (ast.Branch(ast.Binary(pos, "!=", board, null), from_map, None, pos),

@@ -10,6 +10,9 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+GIVEN_NOT_DERIVED = ": given, not derived"
+"""How the note of a ``derive`` that took the situation's stated fact reads (the parser writes it as that
+statement's else-branch; the brief trace leaves such notes out: the player wrote the fact)."""
 
 class Node:
     """Base of all syntax nodes: fields are named in ``_fields``; a missing trailing field is None."""

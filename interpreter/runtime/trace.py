@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model.values import thaw
+from ..reading.syntax import GIVEN_NOT_DERIVED
 
 
 class Trace:
@@ -59,6 +60,8 @@ def _brief_groups(events: list[dict]):
             if not applied and "(capped from" not in e["text"]:
                 continue        # nothing applied: the stack's identity (+0, x1) says nothing to check
             group = [e, *applied]
+        elif kind == "note" and GIVEN_NOT_DERIVED in e["text"]:
+            continue            # a fact the situation stated, as the player wrote it: nothing to check
         elif kind in _BRIEF_KINDS or (e.get("from") and kind not in ("result", "modifier")):
             group = [e]
         else:
