@@ -312,3 +312,20 @@ def test_exact_odds_give_the_collector_back_as_they_found_it(tmp_path):
         assert not gc.isenabled()       # a caller's own pause is left as it was
     finally:
         gc.enable()
+
+
+def test_a_whole_result_is_grouped_by_what_it_changes_in_the_units_given():
+    """No --by: each outcome is labelled by the changed fields of the units it restates (not by its dice or the
+    checks made), so outcomes that leave the units alike are one group; the shares are exactly those of
+    asking --by for those fields, and a field the others decide (broken, where state says it) is left out."""
+    s = load_situation(ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml")
+    s.dice, s.dice_positions = [], []
+    default = exact_odds(s, [])
+    labels = [label for label, _, _ in default.rows if not label.startswith("needs chart")]
+    assert labels and all(part.split("=")[0].startswith("units.") for label in labels for part in label.split(", "))
+    assert not any(".broken=" in label or "original_dr" in label or "checks." in label for label in labels)
+    fields = sorted({part.split("=")[0] for label in labels for part in label.split(", ")})
+    assert "units.G1.state" in fields and "units.G2.state" in fields
+    explicit = exact_odds(s, fields)
+    assert sorted(p for _, p, _ in default.rows) == sorted(p for _, p, _ in explicit.rows)
+    assert default.total == explicit.total == 1

@@ -153,7 +153,8 @@ def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, qui
             work, peak = enum.paths, 0
         found = {v: (p.numerator, p.denominator) for v, p in dist.items()}
         memo_hits = enum.memo_hits
-    rows: list[tuple[str, Fraction, float | None]] = [(label, p, None) for label, p in group_weights(found, keys)]
+    rows: list[tuple[str, Fraction, float | None]] = [
+        (label, p, None) for label, p in group_weights(found, keys, situation.args)]
     return Report(rows, weights_sum(list(found.values())), work, True, seconds=time.perf_counter() - start,
                   memo_hits=memo_hits, states=peak)
 

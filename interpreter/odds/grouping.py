@@ -234,14 +234,18 @@ def group(dist: dict, by: list[By]) -> list[tuple[str, Fraction]]:
     return group_weights({v: (p.numerator, p.denominator) for v, p in dist.items()}, by)
 
 
-def group_weights(found: dict, by: list[By]) -> list[tuple[str, Fraction]]:
+def group_weights(found: dict, by: list[By], inputs: dict | None = None) -> list[tuple[str, Fraction]]:
     """``group`` of outcomes weighted numerator/denominator (integers): every share is summed in integers
-    over one common denominator, and each label's share is one Fraction."""
+    over one common denominator, and each label's share is one Fraction. With no ``by`` and the question's
+    ``inputs`` (its arguments), outcomes are grouped by what they change in the input records (``by_changes``)."""
     check_fields(found, by)
     terms: list = []        # (label, numerator, denominator)
     memo: dict = {}         # each record's and list's text, shown once for every outcome it is in
+    changes = by_changes(found, inputs) if not by and inputs else None
     for value, (n, d) in found.items():
-        if value.__class__ is not Stop and has_lazy(value):
+        if changes is not None and value in changes:
+            terms.append((changes[value], n, d))
+        elif value.__class__ is not Stop and has_lazy(value):
             pairs, den = _labels(value, by)
             d *= den
             terms.extend([(label, n * k, d) for label, k in pairs])
@@ -254,6 +258,88 @@ def group_weights(found: dict, by: list[By]) -> list[tuple[str, Fraction]]:
     # (n / common is the float of the share exactly as float(Fraction) would round it)
     order = sorted(sums.items(), key=lambda kv: (-(kv[1] / common), kv[0]))
     return [(label, Fraction(n, common)) for label, n in order]
+
+
+def by_changes(outcomes, inputs: dict) -> dict | None:
+    """The default grouping of a whole result: each outcome labelled by what it changes in the records the
+    question was given (a list of units restated with their new states, by id), as ``path=value``
+    (``units.G1.state=broken``); outcomes that change them alike are one group, whatever dice led there.
+
+    Only the fields some outcome changes are read, and of those only the ones that tell outcomes apart; a
+    field that the others already decide (``broken`` where ``state`` says it) is left out, the later in the
+    record first, so each label is as short as the groups allow. None (label each outcome by its whole
+    record) when an outcome is not a record or holds a factored list, or none restates an input record."""
+    given = _input_records(inputs)
+    results = [v for v in outcomes if v.__class__ is not Stop]
+    if not given or not results or any(v.__class__ is not Record or has_lazy(v) for v in results):
+        return None
+    seen: dict = {}         # path -> (the input's value, or _NOTHING for a field the input lacks)
+    order: dict = {}        # path -> where it sits: its record's place in the result, its field's in the record
+    changed = []
+    for v in results:
+        here = {}
+        for at, (path, rec, before) in enumerate(_restated(v, given, "")):
+            for j, (k, x) in enumerate(rec.items()):
+                if k != "id" and (k not in before or before[k] != x):
+                    p = f"{path}.{k}"
+                    here[p] = x
+                    if p not in seen:
+                        seen[p], order[p] = before.get(k, _NOTHING), (at, j)
+        changed.append(here)
+    if not seen:
+        return None
+    paths = sorted(seen, key=order.__getitem__)
+    rows = [tuple(_leaf_key(h.get(p, seen[p])) for p in paths) for h in changed]
+    keep = [i for i in range(len(paths)) if len({r[i] for r in rows}) > 1] or list(range(len(paths)))
+    groups = len({tuple(r[i] for i in keep) for r in rows})
+    for i in reversed(list(keep)):              # drop what the other fields decide, last fields first
+        rest = [j for j in keep if j != i]
+        if rest and len({tuple(r[j] for j in rest) for r in rows}) == groups:
+            keep = rest
+    return {v: ", ".join(f"{paths[i]}={_shown(h.get(paths[i], seen[paths[i]]))}" for i in keep)
+            for v, h in zip(results, changed)}
+
+
+def _input_records(inputs: dict | None) -> dict:
+    """The records given among the question's arguments, by id (those in lists and records too)."""
+    found: dict = {}
+    stack = list((inputs or {}).values())
+    while stack:
+        v = stack.pop()
+        if v.__class__ is Record:
+            if "id" in v:
+                found.setdefault(show(v["id"]), v)
+            stack.extend(dict.values(v))
+        elif v.__class__ is tuple:
+            stack.extend(v)
+    return found
+
+
+def _restated(value, given: dict, prefix: str):
+    """(path, record, its input) for each record of the result that restates an input record: one in a list of
+    records that carry the ids of input records and more of those records' fields than new ones (a list of the
+    units given, with their new states; not a list of checks made on them)."""
+    for k, v in value.items():
+        path = f"{prefix}{k}"
+        if v.__class__ is Record:
+            yield from _restated(v, given, path + ".")
+        elif v.__class__ is tuple and v and all(x.__class__ is Record for x in v):
+            pairs = [(x, given.get(show(x["id"]))) for x in v if "id" in x]
+            pairs = [(x, before) for x, before in pairs if before is not None]
+            shared = sum(1 for x, before in pairs for f in x if f != "id" and f in before)
+            if pairs and shared * 2 > sum(len(x) - 1 for x, _ in pairs):
+                for x, before in pairs:
+                    yield f"{path}.{show(x['id'])}", x, before
+
+
+def _leaf_key(v):
+    """A value as a set member: rolls by their dice too, so two that show the same total stay apart."""
+    from ..model.values import key_form
+    return v if v is _NOTHING else key_form(v)
+
+
+def _shown(v) -> str:
+    return "(none)" if v is _NOTHING else show(v)
 
 
 def _labels(value, by: list[By]) -> tuple[list, int]:

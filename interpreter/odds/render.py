@@ -21,8 +21,10 @@ def render(report: Report, title: str, width: int = 30) -> str:
     gaps = [r for r in report.rows if r[0].startswith(NEEDS_CHART)]
     rows = real + gaps
     frac_w = max(12, max((len(str(p)) for _, p, _ in rows), default=0))
+    after_real = len(lines)     # where the real outcomes end (a long label takes a line of its own)
     for i, (label, p, se) in enumerate(rows):
         if gaps and i == len(real):
+            after_real = len(lines)
             share = report.needs_chart()
             lines.append(f"  -- needs an unknown chart cell: {float(share) * 100:.2f}%"
                          + (f" ({share}) " if report.exact else " ") + "(not a result: supply the chart to resolve)")
@@ -39,7 +41,7 @@ def render(report: Report, title: str, width: int = 30) -> str:
         work = (f"{report.paths:,} paths through the dice, at most {report.states:,} live states" if report.states
                 else f"{report.paths:,} paths through the dice")
         if gaps:
-            lines.insert(len(real) + 1, f"  real outcomes: {float(report.total - report.needs_chart()) * 100:.2f}%"
+            lines.insert(after_real, f"  real outcomes: {float(report.total - report.needs_chart()) * 100:.2f}%"
                                         f" ({report.total - report.needs_chart()})")
         lines.append(f"  total {report.total} over {work} "
                      f"({report.memo_hits:,} shared sub-results), {report.seconds * 1000:.1f} ms")
