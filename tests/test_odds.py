@@ -320,7 +320,7 @@ def test_a_whole_result_is_grouped_by_what_it_changes_in_the_units_given():
     asking --by for those fields, and a field the others decide (broken, where state says it) is left out."""
     s = load_situation(ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml")
     s.dice, s.dice_positions = [], []
-    default = exact_odds(s, [])
+    default = exact_odds(s, [], by_change=True)
     labels = [label for label, _, _ in default.rows if not label.startswith("needs chart")]
     assert labels and all(part.split("=")[0].startswith("units.") for label in labels for part in label.split(", "))
     assert not any(".broken=" in label or "original_dr" in label or "checks." in label for label in labels)

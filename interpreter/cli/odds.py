@@ -82,7 +82,7 @@ def add_odds_commands(sub, overlay_option) -> None:
 def cmd_odds(args) -> int:
     from ..odds.exact import budgeted_odds
     s = _situation(args)
-    return _show(budgeted_odds(s, args.by, args.budget), s, args, "exact odds")
+    return _show(budgeted_odds(s, args.by, args.budget, by_change=True), s, args, "exact odds")
 
 
 def cmd_simulate(args) -> int:

@@ -84,8 +84,10 @@ class Report:
 
 def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unneeded: bool = True,
                merge_states: bool = True, factor: bool = True, quick_paths: int = QUICK_PATHS,
-               work: int = DEFAULT_WORK, share: bool = True, hold: bool = True) -> Report:
-    """Exact odds of a situation's outcomes grouped by ``by``.
+               work: int = DEFAULT_WORK, share: bool = True, hold: bool = True, by_change: bool = False) -> Report:
+    """Exact odds of a situation's outcomes grouped by ``by``; with no ``by``, by each distinct result, or with
+    ``by_change`` (what a player is shown: the commands and the workbench) by what it changes in the units given
+    (grouping.by_changes).
 
     ``merge_states`` enumerates by live states (odds/states.py): branches that reach the same live
     state merge. ``merge_unneeded`` merges sub-results that differ only in fields no grouping can
@@ -108,11 +110,11 @@ def exact_odds(situation, by: list[str], budget: int = DEFAULT_BUDGET, merge_unn
     # all it made is gone before the collector is back on (only the report is left for it to see).
     with gc_paused():
         return _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, quick_paths, work, share,
-                           hold)
+                           hold, by_change)
 
 
 def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, quick_paths, work, share,
-                hold) -> Report:
+                hold, by_change) -> Report:
     """``exact_odds``, run with the cyclic collector paused."""
     start = time.perf_counter()
     ruleset = situation.ruleset
@@ -154,16 +156,16 @@ def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, qui
         found = {v: (p.numerator, p.denominator) for v, p in dist.items()}
         memo_hits = enum.memo_hits
     rows: list[tuple[str, Fraction, float | None]] = [
-        (label, p, None) for label, p in group_weights(found, keys, situation.args)]
+        (label, p, None) for label, p in group_weights(found, keys, situation.args if by_change else None)]
     return Report(rows, weights_sum(list(found.values())), work, True, seconds=time.perf_counter() - start,
                   memo_hits=memo_hits, states=peak)
 
 
-def budgeted_odds(situation, by: list[str], budget: int | None = None) -> Report:
+def budgeted_odds(situation, by: list[str], budget: int | None = None, by_change: bool = False) -> Report:
     """Exact odds as ``umpire odds --budget N`` asks: N live states at most, and 50 x N steps of work."""
     budget = budget or DEFAULT_BUDGET
     try:
-        return exact_odds(situation, by, budget, work=budget * WORK_PER_BUDGET)
+        return exact_odds(situation, by, budget, work=budget * WORK_PER_BUDGET, by_change=by_change)
     except LimitError as e:
         doc = getattr(situation, "doc", None)
         if e.position is None and doc is not None:     # a bound on the whole question: the situation asked it

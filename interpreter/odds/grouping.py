@@ -324,8 +324,8 @@ def _restated(value, given: dict, prefix: str):
         if v.__class__ is Record:
             yield from _restated(v, given, path + ".")
         elif v.__class__ is tuple and v and all(x.__class__ is Record for x in v):
-            pairs = [(x, given.get(show(x["id"]))) for x in v if "id" in x]
-            pairs = [(x, before) for x, before in pairs if before is not None]
+            pairs: list[tuple[Record, Record]] = [(x, given[show(x["id"])]) for x in v
+                                                   if "id" in x and show(x["id"]) in given]
             shared = sum(1 for x, before in pairs for f in x if f != "id" and f in before)
             if pairs and shared * 2 > sum(len(x) - 1 for x, _ in pairs):
                 for x, before in pairs:

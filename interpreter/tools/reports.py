@@ -34,7 +34,7 @@ def odds_json(s: Situation, by: list, all_dice: bool = False, budget: int | None
     from ..odds.exact import budgeted_odds
     if all_dice:
         s.dice, s.dice_positions = [], []
-    return report_json(budgeted_odds(s, list(by), budget), s, by)
+    return report_json(budgeted_odds(s, list(by), budget, by_change=True), s, by)
 
 
 def simulate_json(s: Situation, runs: int, seed: int | None, by: list) -> dict:
@@ -67,8 +67,8 @@ def overlay_diff(ruleset_path, overlays: tuple, situation=None, by: list | tuple
         if all_dice:
             for sit in (before_s, after_s):
                 sit.dice, sit.dice_positions = [], []
-        before = {label: p for label, p, _ in exact_odds(before_s, list(by)).rows}
-        after = {label: p for label, p, _ in exact_odds(after_s, list(by)).rows}
+        before = {label: p for label, p, _ in exact_odds(before_s, list(by), by_change=True).rows}
+        after = {label: p for label, p, _ in exact_odds(after_s, list(by), by_change=True).rows}
         labels = sorted(set(before) | set(after),     # largest share first; equal shares by label (any process)
                         key=lambda label: (-max(before.get(label, 0), after.get(label, 0)), label))
         data["outcomes"] = [{"outcome": label, "before": str(before.get(label, 0)), "after": str(after.get(label, 0)),
