@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import LimitError
 from ..model.values import key_form
-from .state_plan import State
+from .state_nodes import State
 
 
 class Factor:

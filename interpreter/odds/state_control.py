@@ -15,7 +15,7 @@ from ..runtime.operators import truth
 from .held import combined, outside
 from .independent import Independent, has_lazy, map_items
 from .state_host import EnumeratorHost
-from .state_plan import Key, State, _For, _If, _Map
+from .state_nodes import Key, State, _For, _If, _Map
 from .state_runs import _CHARGE_EVERY, _steps_left, _stop
 
 _MISSING = object()

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from .state_plan import Plan, _Block
+    from .state_nodes import _Block
+    from .state_plan import Plan
 
 
 class EnumeratorHost:

@@ -12,7 +12,7 @@ from ..model.values import DEAD, Record
 from .demand import ALL
 from .independent import Independent, check_cases, has_lazy
 from .state_host import EnumeratorHost
-from .state_plan import State
+from .state_nodes import State
 
 _STOPPED = object()
 

@@ -60,7 +60,8 @@ from .passed_on import (
     record_lists,
 )
 from .state_control import StateControl
-from .state_plan import Plan, State, _Block, _For, _If, _Leaf
+from .state_nodes import State, _Block, _For, _If, _Leaf
+from .state_plan import Plan
 from .state_runs import StateRuns, _result
 
 
