@@ -329,3 +329,5 @@ def test_a_whole_result_is_grouped_by_what_it_changes_in_the_units_given():
     explicit = exact_odds(s, fields)
     assert sorted(p for _, p, _ in default.rows) == sorted(p for _, p, _ in explicit.rows)
     assert default.total == explicit.total == 1
+    assert default.grouping == "what changed in the units given" and explicit.grouping == ""
+    assert exact_odds(s, []).grouping == "whole result"        # what the parity tests compare: every outcome

@@ -112,7 +112,8 @@ def _situation(args):
 def _show(report, s, args, kind: str) -> int:
     """One report as a table or JSON, and as a plot when asked: the same for odds and simulate."""
     from ..odds.render import plot, render
-    title = f"{kind}: {s.title or s.procedure.name}" + (f" (grouped by {', '.join(args.by)})" if args.by else "")
+    grouped = ", ".join(args.by) if args.by else report.grouping
+    title = f"{kind}: {s.title or s.procedure.name}" + (f" (grouped by {grouped})" if grouped else "")
     if args.json:
         from ..tools.reports import report_json
         print(json.dumps(report_json(report, s, args.by), indent=2))

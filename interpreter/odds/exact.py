@@ -32,6 +32,7 @@ from ..errors import (
 from ..runtime.memory import gc_paused
 from .demand import ALL, analyse
 from .grouping import (
+    by_changes,
     by_keys,
     demanded_fields,
     exact_sum,
@@ -62,6 +63,7 @@ class Report:
     seconds: float = 0.0
     memo_hits: int = 0
     states: int = 0       # exact odds by states: the most live states at any point
+    grouping: str = ""        # how outcomes are grouped when no --by says: "what changed", "whole result"
     seed: int | None = None   # a simulation's seed (replays it)
     jobs: int = 1             # a simulation's worker processes
 
@@ -72,7 +74,7 @@ class Report:
     def as_json(self) -> dict:
         needs = self.needs_chart()
         return {"exact": self.exact, "paths": self.paths, "states": self.states, "runs": self.runs,
-                "seconds": round(self.seconds, 4), "total": str(self.total),
+                "seconds": round(self.seconds, 4), "total": str(self.total), "grouping": self.grouping,
                 "needs_chart": {"share": float(needs), **({"fraction": str(needs)} if self.exact else {})},
                 "real_outcomes": {"share": float(1 - needs) if not self.exact else float(self.total - needs),
                                   **({"fraction": str(self.total - needs)} if self.exact else {})},
@@ -155,10 +157,12 @@ def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, qui
             work, peak = enum.paths, 0
         found = {v: (p.numerator, p.denominator) for v, p in dist.items()}
         memo_hits = enum.memo_hits
+    changes = by_changes(found, situation.args) if by_change and not keys else None
     rows: list[tuple[str, Fraction, float | None]] = [
-        (label, p, None) for label, p in group_weights(found, keys, situation.args if by_change else None)]
+        (label, p, None) for label, p in group_weights(found, keys, changes)]
     return Report(rows, weights_sum(list(found.values())), work, True, seconds=time.perf_counter() - start,
-                  memo_hits=memo_hits, states=peak)
+                  memo_hits=memo_hits, states=peak,
+                  grouping="" if keys else "what changed in the units given" if changes else "whole result")
 
 
 def budgeted_odds(situation, by: list[str], budget: int | None = None, by_change: bool = False) -> Report:

@@ -234,14 +234,13 @@ def group(dist: dict, by: list[By]) -> list[tuple[str, Fraction]]:
     return group_weights({v: (p.numerator, p.denominator) for v, p in dist.items()}, by)
 
 
-def group_weights(found: dict, by: list[By], inputs: dict | None = None) -> list[tuple[str, Fraction]]:
+def group_weights(found: dict, by: list[By], changes: dict | None = None) -> list[tuple[str, Fraction]]:
     """``group`` of outcomes weighted numerator/denominator (integers): every share is summed in integers
-    over one common denominator, and each label's share is one Fraction. With no ``by`` and the question's
-    ``inputs`` (its arguments), outcomes are grouped by what they change in the input records (``by_changes``)."""
+    over one common denominator, and each label's share is one Fraction. ``changes`` (``by_changes``, with no
+    ``by``): the outcomes' labels by what they change in the input records."""
     check_fields(found, by)
     terms: list = []        # (label, numerator, denominator)
     memo: dict = {}         # each record's and list's text, shown once for every outcome it is in
-    changes = by_changes(found, inputs) if not by and inputs else None
     for value, (n, d) in found.items():
         if changes is not None and value in changes:
             terms.append((changes[value], n, d))

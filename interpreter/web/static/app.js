@@ -483,7 +483,7 @@ function drawOdds(d, heading) {
   const results = d.outcomes.filter(o => !o.stop);
   const stops = d.outcomes.filter(o => o.stop);
   const max = Math.max(...d.outcomes.map(o => o.share), 0.0001);
-  const by = d.by && d.by.length ? `grouped by ${d.by.join(", ")}` : "whole result";
+  const by = d.by && d.by.length ? `grouped by ${d.by.join(", ")}` : d.grouping ? `grouped by ${d.grouping}` : "whole result";
   const chart = h("div", {class: "chart", role: "img", "aria-label": `${heading}, ${by}`, "data-testid": "odds-chart"},
     results.map(o => h("div", {class: "bar-row", title: d.exact ? `${o.outcome}: ${o.fraction}` : o.outcome},
       h("div", {class: "label", text: o.outcome}),
