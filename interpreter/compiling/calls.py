@@ -246,16 +246,12 @@ class CallCompiler(CompilerHost):
             return result
         return call
 
-    def table_args(self, e):
-        """A lookup's or locate's table and its compiled row, column and shift (None when left out)."""
-        args = {a.name: self.expr(a.value) for a in e.args}
-        return self.ruleset.tables[e.table], args.get("row"), args.get("column"), args.get("shift")
-
     def table_reader(self, e) -> Fn:
         """The closure giving a lookup's or locate's (row, column, shift) values: a row, column or shift that is a
         plain local (or a shift written ``-name`` of one holding a whole number) is read in place; a left-out
         row or column is None, a left-out shift 0."""
-        table, row, column, shift = self.table_args(e)
+        compiled = {a.name: self.expr(a.value) for a in e.args}
+        row, column, shift = compiled.get("row"), compiled.get("column"), compiled.get("shift")
         names = {a.name: self.local_name(a.value) for a in e.args}
         rn, cn, sn = names.get("row"), names.get("column"), names.get("shift")
         negated = next((self.local_name(a.value.operand) for a in e.args if a.name == "shift"
@@ -264,7 +260,7 @@ class CallCompiler(CompilerHost):
         def read(env, rt) -> tuple:
             r = (env[rn] if rn in env else row(env, rt)) if row is not None else None
             c = (env[cn] if cn in env else column(env, rt)) if column is not None else None
-            if negated is not None:
+            if negated is not None and shift is not None:     # (a negated shift is a shift given)
                 s = env.get(negated)
                 s = -s if s.__class__ is int else shift(env, rt)
             else:

@@ -182,32 +182,25 @@ def _if_untraced(cond, body, other, pos) -> Fn:
 
 
 def _direct_fields(fields, local_read):
-    """(key, kind, a, b) per field: 0 a literal (value a), 1 a local (name a), 2 a local's field (a.b);
-    None if any field is something else."""
+    """(key, local?, a, b) per field, read as ``env[a] if local else env[a][b] if b else a`` (a local, the
+    commonest, tested first): a local (name a), a local's field (a.b) or a literal (value a); None if any
+    field is something else."""
     specs = []
     for k, v in fields:
         if isinstance(v, ast.Literal):
-            specs.append((k, 0, v.value, None))
+            specs.append((k, False, v.value, None))
             continue
         var, field = local_read(v)
         if var is None:
             return None
-        specs.append((k, 1, var, None) if field is None else (k, 2, var, field))
+        specs.append((k, field is None, var, field))
     return tuple(specs)
-
-
-def _readings(specs: tuple) -> tuple:
-    """``_direct_fields`` specs as (key, local?, name or value, field or None), read as
-    ``env[a] if local else env[a][b] if b else a``: a local, the commonest, tested first."""
-    return tuple((k, kind == 1, a, b if kind == 2 else None) for k, kind, a, b in specs)
 
 
 def _direct_record(specs: tuple, slow: Fn, record: bool = True) -> Fn:
     """A record of literals, locals and locals' fields (``_direct_fields``) read in one closure, with no call per
     field; with ``record`` False, a plain dict (a call's arguments, which become the callee's locals). Any miss
     calls ``slow``: the positioned error, or a roll's field."""
-    specs = _readings(specs)
-
     def mapping(env, rt):
         try:
             d = {k: env[a] if t else env[a][b] if b else a for k, t, a, b in specs}
@@ -224,12 +217,12 @@ def _record_maker(fields: list) -> Fn:
 
 
 def _arguments(args: list, constants: dict, specs: tuple | None) -> Fn:
-    """A call's argument dict, built by one closure (no comprehension for the common small calls).
+    """A call's argument dict, built by one closure.
 
     ``specs`` (``_direct_fields`` of the arguments, or None): when every argument is a literal, a
     local or a local's field, they are read in place, the constant defaults written in the same dict."""
     if specs is not None:
-        return _direct_record(specs + tuple((k, 0, v, None) for k, v in constants.items()),
+        return _direct_record(specs + tuple((k, False, v, None) for k, v in constants.items()),
                               _arguments(args, constants, None), record=False)
     made = lambda env, rt: {k: f(env, rt) for k, f in args}  # noqa: E731
     if not constants:
