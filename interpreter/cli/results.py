@@ -33,7 +33,7 @@ def render_outcome(s, outcome, explain: bool, brief: bool = False, full: bool = 
         if full:
             lines.extend(render_value(outcome.value, "  "))
         else:
-            from ..tools.reports import input_records
+            from ..model.changes import input_records
             inputs = input_records(s.args)
             tables: list = []
             lines.extend(render_value(outcome.value, "  ", inputs, tables))
@@ -77,7 +77,7 @@ def render_value(value, indent: str, inputs: dict | None = None, tables: list | 
 
 def _record_table(name, records, indent: str, inputs: dict) -> list[str] | None:
     """A list of records as a table (of changes, or of its fields), or None to print it inline."""
-    from ..tools.reports import is_view_of_inputs, record_changes
+    from ..model.changes import is_view_of_inputs, record_changes
     if not (isinstance(records, tuple) and records and all(isinstance(r, Record) for r in records)):
         return None
     if is_view_of_inputs(records, inputs):

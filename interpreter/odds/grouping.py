@@ -19,6 +19,7 @@ import re
 from fractions import Fraction
 
 from ..errors import AdjudicationError, InputError, Position, did_you_mean
+from ..model.changes import input_records, is_view_of_inputs, record_changes, record_lists
 from ..model.values import Record, show
 from .independent import Independent, convolve, expand, has_lazy, sample
 
@@ -261,29 +262,36 @@ def group_weights(found: dict, by: list[By], changes: dict | None = None) -> lis
 
 def by_changes(outcomes, inputs: dict) -> dict | None:
     """The default grouping of a whole result: each outcome labelled by what it changes in the records the
-    question was given (a list of units restated with their new states, by id), as ``path=value``
-    (``units.G1.state=broken``); outcomes that change them alike are one group, whatever dice led there.
+    question was given (a list of units restated with their new states, as model/changes.py reads a result),
+    as ``path=value`` (``units.G1.state=broken``); outcomes that change them alike are one group, whatever
+    dice led there.
 
     Only the fields some outcome changes are read, and of those only the ones that tell outcomes apart; a
     field that the others already decide (``broken`` where ``state`` says it) is left out, the later in the
     record first, so each label is as short as the groups allow. None (label each outcome by its whole
     record) when an outcome is not a record or holds a factored list, or none restates an input record."""
-    given = _input_records(inputs)
+    given = input_records(inputs)
     results = [v for v in outcomes if v.__class__ is not Stop]
     if not given or not results or any(v.__class__ is not Record or has_lazy(v) for v in results):
         return None
     seen: dict = {}         # path -> (the input's value, or _NOTHING for a field the input lacks)
-    order: dict = {}        # path -> where it sits: its record's place in the result, its field's in the record
+    order: dict = {}        # path -> where it sits: its list, its record, its field
     changed = []
     for v in results:
         here = {}
-        for at, (path, rec, before) in enumerate(_restated(v, given, "")):
-            for j, (k, x) in enumerate(rec.items()):
-                if k != "id" and (k not in before or before[k] != x):
-                    p = f"{path}.{k}"
-                    here[p] = x
-                    if p not in seen:
-                        seen[p], order[p] = before.get(k, _NOTHING), (at, j)
+        for li, (at, records) in enumerate(record_lists(v)):
+            if not is_view_of_inputs(records, given):
+                continue        # new records (the checks made), not the units given
+            for ri, r in enumerate(records):
+                before = given[r["id"]]
+                altered, added = record_changes(before, r)
+                fields = {k for k, _, _ in altered} | {k for k, _ in added}
+                for fi, (k, x) in enumerate(r.items()):
+                    if k in fields:
+                        p = f"{at}.{r['id']}.{k}"
+                        here[p] = x
+                        if p not in seen:
+                            seen[p], order[p] = before.get(k, _NOTHING), (li, ri, fi)
         changed.append(here)
     if not seen:
         return None
@@ -297,38 +305,6 @@ def by_changes(outcomes, inputs: dict) -> dict | None:
             keep = rest
     return {v: ", ".join(f"{paths[i]}={_shown(h.get(paths[i], seen[paths[i]]))}" for i in keep)
             for v, h in zip(results, changed)}
-
-
-def _input_records(inputs: dict | None) -> dict:
-    """The records given among the question's arguments, by id (those in lists and records too)."""
-    found: dict = {}
-    stack = list((inputs or {}).values())
-    while stack:
-        v = stack.pop()
-        if v.__class__ is Record:
-            if "id" in v:
-                found.setdefault(show(v["id"]), v)
-            stack.extend(dict.values(v))
-        elif v.__class__ is tuple:
-            stack.extend(v)
-    return found
-
-
-def _restated(value, given: dict, prefix: str):
-    """(path, record, its input) for each record of the result that restates an input record: one in a list of
-    records that carry the ids of input records and more of those records' fields than new ones (a list of the
-    units given, with their new states; not a list of checks made on them)."""
-    for k, v in value.items():
-        path = f"{prefix}{k}"
-        if v.__class__ is Record:
-            yield from _restated(v, given, path + ".")
-        elif v.__class__ is tuple and v and all(x.__class__ is Record for x in v):
-            pairs: list[tuple[Record, Record]] = [(x, given[show(x["id"])]) for x in v
-                                                   if "id" in x and show(x["id"]) in given]
-            shared = sum(1 for x, before in pairs for f in x if f != "id" and f in before)
-            if pairs and shared * 2 > sum(len(x) - 1 for x, _ in pairs):
-                for x, before in pairs:
-                    yield f"{path}.{show(x['id'])}", x, before
 
 
 def _leaf_key(v):
