@@ -7,6 +7,7 @@ number"), never as lark's internal token names.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from functools import lru_cache
 
 from lark import Lark, Token, Transformer, v_args
@@ -112,8 +113,36 @@ def _line_start(token: Token, text: str) -> tuple[int, int]:
 
 # ---- parsing entry points -------------------------------------------------------------
 
+class _Parsed:
+    """The trees of texts parsed before in this process, by (text, place): parsing is pure and the nodes are
+    immutable, so a process that loads several variants of one ruleset (each house rule, each applied chart,
+    every case file's overlays) parses each file and each YAML expression once. Bounded, least recently used
+    first out; a text that fails to parse is never kept (its error is raised again, the same)."""
+
+    def __init__(self, size: int):
+        self.size, self.trees = size, OrderedDict()
+
+    def get(self, key, parse):
+        tree = self.trees.get(key)
+        if tree is None:
+            tree = self.trees[key] = parse()
+            if len(self.trees) > self.size:
+                self.trees.popitem(last=False)
+        else:
+            self.trees.move_to_end(key)
+        return tree
+
+
+_MODULES = _Parsed(512)
+_EXPRESSIONS = _Parsed(16_384)
+
+
 def parse_module(text: str, file: str, where: Position | None = None, indent: int = 0) -> list[ast.Procedure]:
     """Parse a whole .ump file (or a block of procedures in an overlay) into its procedures."""
+    return list(_MODULES.get((text, file, where, indent), lambda: tuple(_parse_module(text, file, where, indent))))
+
+
+def _parse_module(text: str, file: str, where: Position | None, indent: int) -> list[ast.Procedure]:
     locate = _Locator(where or Position(file, 1, 1), indent)
     _refuse_tab_indentation(text, locate)
     tree = _parse(text if text.endswith("\n") else text + "\n", "module", locate)
@@ -134,6 +163,10 @@ def parse_steps(text: str, where: Position, indent: int = 0) -> tuple:
 
 def parse_expression(text: str, where: Position) -> ast.Expr:
     """Parse one DSL expression written inside a YAML file, positions relative to ``where``."""
+    return _EXPRESSIONS.get((text, where), lambda: _parse_expression(text, where))
+
+
+def _parse_expression(text: str, where: Position) -> ast.Expr:
     locate = _Locator(where)
     if "\n" in text.strip():
         text = " ".join(text.split())  # expressions in YAML may wrap; they are not indentation-sensitive
