@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from functools import lru_cache
+from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
@@ -120,7 +121,8 @@ class _Parsed:
     first out; a text that fails to parse is never kept (its error is raised again, the same)."""
 
     def __init__(self, size: int):
-        self.size, self.trees = size, OrderedDict()
+        self.size = size
+        self.trees: OrderedDict[tuple, Any] = OrderedDict()
 
     def get(self, key, parse):
         tree = self.trees.get(key)
