@@ -218,3 +218,21 @@ def test_a_byte_order_mark_is_accepted_in_procedure_files_as_in_yaml(tmp_path, c
     assert code == 0, err
     code, out, err = cli("list", root)
     assert "with_bom" in out
+
+
+def test_a_text_parsed_before_keeps_its_own_place_and_its_error():
+    # the parser keeps the trees of texts it parsed (reading/parser.py): the same text in another file gets
+    # that file's positions, and a text that failed fails again at the same place (never a kept half-tree)
+    from interpreter.errors import InputError
+    from interpreter.reading.parser import parse_module
+    good = "procedure p(x: int):\n    return x + 1\n"
+    first, second = parse_module(good, "a.ump")[0], parse_module(good, "b.ump")[0]
+    assert (first.pos.file, second.pos.file) == ("a.ump", "b.ump")
+    assert parse_module(good, "a.ump")[0] is first     # parsed once
+    bad = "procedure p(x: int):\n    return x +\n"
+    errors = []
+    for _ in range(2):
+        with pytest.raises(InputError) as e:
+            parse_module(bad, "c.ump")
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "c.ump:2" in errors[0]
