@@ -375,7 +375,10 @@ class Plan:
 
     def _safe(self, s) -> bool:
         """Whether a statement's value cannot fail: a literal, a variable set earlier on every way here, or a
-        roll's original, final, doubles, dice or modifier (of a name only ever rolled into)."""
+        roll's original, final, doubles, dice or modifier (of a name only ever rolled into). A roll itself is not:
+        its dice are drawn (and given dice used) whether or not its value is ever read."""
+        if isinstance(s, ast.Roll):
+            return False
         value = s.value
         if isinstance(value, ast.Literal):
             return True
