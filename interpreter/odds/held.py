@@ -244,7 +244,8 @@ def combined(members: list, held: tuple, number=key_form) -> State:
             parts: list = []
             for f, names in found.values():
                 at = [held.index(n) for n in names]
-                parts.append([(tuple(zip(at, (values[get(env, n).index] for n in names))), q.numerator, q.denominator)
+                index = [get(env, n).index for n in names]
+                parts.append([(tuple(zip(at, [values[i] for i in index])), q.numerator, q.denominator)
                               for values, q in f.items])
             combos = []
             for combo in product(*parts):
@@ -278,7 +279,8 @@ def combined(members: list, held: tuple, number=key_form) -> State:
             _put(e, n, v, copied)
     else:
         # a place with one value in every combination is that value; the others are held together
-        varying = [k for k in range(len(held)) if len({key_form(values[k]) for values, _, _ in items}) > 1]
+        forms = list(acc)       # (numbered as the key forms are: one number per form)
+        varying = [k for k in range(len(held)) if len({form[k] for form in forms}) > 1]
         for k in range(len(held)):
             if k not in varying:
                 _put(e, held[k], items[0][0][k], copied)
