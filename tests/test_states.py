@@ -304,3 +304,16 @@ def test_a_value_worked_out_once_for_every_state_still_spends_each_states_steps(
             got.append(e.message)
     assert got[0] == got[1]
     assert isinstance(got[0], dict) == (steps >= 48)
+
+
+def test_a_roll_into_a_variable_nobody_asks_about_is_still_rolled(tmp_path):
+    """Grouped by the first die alone, the second roll's value reaches no asked field: it is set aside as
+    unused, but still rolled (not skipped as a value that cannot fail), and the shares are the first die's."""
+    root = write_ruleset(tmp_path, {"procedures/two.ump": "procedure two(flag: bool):\n"
+                                                          "    roll a = d6\n"
+                                                          "    roll b = d6\n"
+                                                          "    emit first = a\n"
+                                                          "    emit second = b\n",
+                                    "situations/t.yaml": "ruleset: ..\nprocedure: two\ninputs:\n  flag: true\n"})
+    s = load_situation(root / "situations/t.yaml")
+    assert shares(exact_odds(s, ["first"], quick_paths=0)) == {f"first={i}": Fraction(1, 6) for i in range(1, 7)}

@@ -12,7 +12,7 @@ from ..analysis.caching import EMIT
 from ..errors import AdjudicationError, LimitError
 from ..model.values import DEAD, Roll, holds_roll, key_form, show, type_name
 from ..runtime.operators import truth
-from .held import combined, outside
+from .held import MISSING, Held, combined, get, outside
 from .independent import Independent, has_lazy, map_items
 from .state_host import EnumeratorHost
 from .state_nodes import Key, State, _For, _If, _Map
@@ -40,10 +40,16 @@ class _Canon:
         return found[1]
 
 
-def _emits_form(value_form):
+def _emits_form(value_form, held=frozenset()):
     """Emits as (name, number) pairs, each emitted value numbered by its key form (``value_form``) once: the
-    states of a merge share most emitted values, though seldom the dict holding them."""
+    states of a merge share most emitted values, though seldom the dict holding them. A field the merge holds
+    (``held``) is keyed by its name alone."""
     number = _Canon(value_form)
+
+    if held:
+        def form_holding(emitted: dict) -> tuple:
+            return tuple([(k, None if k in held else number(v)) for k, v in emitted.items()])
+        return form_holding
 
     def form(emitted: dict) -> tuple:
         return tuple([(k, number(v)) for k, v in emitted.items()])
@@ -316,7 +322,7 @@ class StateControl(EnumeratorHost):
             out.extend(self._run(node.fn, plain, outcomes, rt, plan, True, node.is_emit))
         return out
 
-    def _state_keys(self, states: list, key: Key) -> list:
+    def _state_keys(self, states: list, key: Key, held_emits=frozenset()) -> list:
         """What tells each state apart from the others at ``key``: its live values (rolls by what is read of
         them), emits, dice given so far and loop positions. The keys are only comparable among themselves.
 
@@ -337,7 +343,7 @@ class StateControl(EnumeratorHost):
             if len(set(map(id, col))) == 1:
                 continue
             if i == emits:
-                form = _emits_form(key_form if hiding else None)
+                form = _emits_form(key_form if hiding else None, held_emits)
             elif i == loops:
                 form = _loops_form()
             elif hiding:
@@ -357,10 +363,12 @@ class StateControl(EnumeratorHost):
         if names.held and (not self.hold or any(st.lazy and not st.lazy.isdisjoint(names.held) for st in states)):
             # (an independent list is never held: expanding a list it shares items with must reach it)
             names = names.full
-        elif names.held:
+        elif names.held or (names.hold_emits and self.hold):
             # only variables whose states do not all hold the very same object are worth holding (the others
             # tell no state apart: a plain merge on the rest is the same merge)
             held = tuple([n for n, col in zip(names.held, _columns(states, names.held)) if len(set(map(id, col))) > 1])
+            if names.hold_emits and self.hold:
+                held = held + self._emits_apart(states)
             if held:
                 return self._hold(states, names, held, node)
         merged: dict = {}
@@ -389,8 +397,9 @@ class StateControl(EnumeratorHost):
         states = outside(states, held, self.budget)
         number = _Canon(key_form)       # the held values' key forms, each distinct object's once
         groups: dict = {}
-        for st, key in zip(states, self._state_keys(states, names)):
-            if not all(n in st.env for n in held):
+        emits = frozenset(p[1] for p in held if p.__class__ is tuple)
+        for st, key in zip(states, self._state_keys(states, names, emits)):
+            if not all(get(st.env, n) is not MISSING for n in held):
                 key = (key, id(st))
             groups.setdefault(key, []).append(st)
         out = []
@@ -402,6 +411,20 @@ class StateControl(EnumeratorHost):
                 self.held_made += 1
         self._count(len(out), node)
         return out
+
+    def _emits_apart(self, states: list) -> tuple:
+        """The emitted fields, as held places ``(EMIT, field)``, that the states do not all hold as the very same
+        object, and where no state holds an independent list (which must stay where expanding finds it)."""
+        fields: dict = {}
+        for st in states:
+            for k, v in st.env[EMIT].items():
+                fields.setdefault(k, {})[id(v)] = v
+        out = []
+        for k, values in fields.items():
+            if len(values) > 1 and not (self.lazy_made and any(v.__class__ is not Held and has_lazy(v)
+                                                                for v in values.values())):
+                out.append((EMIT, k))
+        return tuple(out)
 
     def _count(self, count: int, node) -> None:
         """The live states after a node, against the budget (a merge that would find nothing is skipped)."""

@@ -100,12 +100,13 @@ class _Map:
 class Key:
     """What tells live states apart after a node: the live variables' names, and for those that hold
     rolls, how a roll is compared (by what the procedure reads of it, else by its dice)."""
-    __slots__ = ("names", "rolls", "get", "set", "held", "full")
+    __slots__ = ("names", "rolls", "get", "set", "held", "full", "hold_emits")
 
-    def __init__(self, names: tuple, rolls: set, readings: dict, held: tuple = ()):
+    def __init__(self, names: tuple, rolls: set, readings: dict, held: tuple = (), hold_emits: bool = False):
         self.names = names
         self.held = held        # live variables left out of the key, held by the merged state (odds/held.py)
         self.full = self        # the key with them (set by Plan._holding)
+        self.hold_emits = hold_emits    # whether the merged states may hold the fields they emitted differently
         self.set = frozenset(names)
         # a roll is compared by what is read of it (its readings, fetched at once), else by its dice
         self.rolls = tuple((i, _reader(readings.get(n))) for i, n in enumerate(names) if n in rolls)

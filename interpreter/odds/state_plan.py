@@ -217,15 +217,15 @@ class Plan:
 
     def _holding(self, key: "Key", ahead) -> "Key":
         """The key of a merge before ``ahead`` (None: the block's end), leaving out the live variables it does
-        not read: those the merged states hold (odds/held.py). Not in a loop's body: a round's states are
-        factored and merged by the loop (state_control._for), which holding there would only undo."""
+        not read and the emitted fields: those the merged states hold (odds/held.py). Not in a loop's body: a
+        round's states are factored and merged by the loop (state_control._for), which holding there would only
+        undo."""
         if ahead is None or self.loops:
             return key
         held = tuple(n for n in key.names if n not in ahead.reads)
-        if not held:
-            return key
         self.holding.update(held)
-        reduced = Key(tuple(n for n in key.names if n in ahead.reads), self.rolls, self.readings, held)
+        # (emits are read by no statement: the merge may hold them too)
+        reduced = Key(tuple(n for n in key.names if n in ahead.reads), self.rolls, self.readings, held, True)
         reduced.full = key
         return reduced
 
@@ -375,7 +375,10 @@ class Plan:
 
     def _safe(self, s) -> bool:
         """Whether a statement's value cannot fail: a literal, a variable set earlier on every way here, or a
-        roll's original, final, doubles, dice or modifier (of a name only ever rolled into)."""
+        roll's original, final, doubles, dice or modifier (of a name only ever rolled into). A roll itself is not:
+        its dice are drawn (and given dice used) whether or not its value is ever read."""
+        if isinstance(s, ast.Roll):
+            return False
         value = s.value
         if isinstance(value, ast.Literal):
             return True

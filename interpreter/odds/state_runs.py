@@ -10,6 +10,7 @@ from operator import attrgetter
 from ..analysis.caching import EMIT, result_value
 from ..model.values import DEAD, Record
 from .demand import ALL
+from .held import Held, emitted
 from .independent import Independent, check_cases, has_lazy
 from .state_host import EnumeratorHost
 from .state_nodes import State
@@ -100,6 +101,15 @@ def _stop(e):
 
 class StateRuns(EnumeratorHost):
     """The state enumerator's mixin that runs a leaf statement over a list of states."""
+
+    def _returned(self, outcomes: dict, plan, value, emits: dict, num: int, den: int) -> None:
+        """A result's outcome (``_result``): one per combination of the emitted values the state holds, if any
+        (odds/held.py), each with its share of the weight."""
+        if self.held_made and any([v.__class__ is Held for v in emits.values()]):
+            for e, p in emitted(emits):
+                self._outcome(outcomes, plan, _result(value, e, plan), num * p.numerator, den * p.denominator)
+            return
+        self._outcome(outcomes, plan, _result(value, emits, plan), num, den)
 
     def _concrete(self, states: list, strict, attr) -> list:
         """States whose independent lists a node is about to read, expanded into plain values."""
@@ -208,7 +218,7 @@ class StateRuns(EnumeratorHost):
                 st.steps = left
                 append(st)
             else:
-                self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan), st.num,
+                self._returned(outcomes, plan, signal[0], env[EMIT], st.num,
                               st.den)
         self.runs += runs
         self._charge(work)      # once per node: the limit is still met within one node's work
@@ -267,7 +277,7 @@ class StateRuns(EnumeratorHost):
                             out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                              st.loops, st.lazy, st.origin))
                         else:
-                            self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan),
+                            self._returned(outcomes, plan, signal[0], env[EMIT],
                                           num * dice.num, den * dice.den)
                 elif signal is None:
                     lazy = st.lazy
@@ -279,7 +289,7 @@ class StateRuns(EnumeratorHost):
                     out.append(State(env, num * dice.num, den * dice.den, dice.given_used, rt.steps_left,
                                      st.loops, lazy, st.origin))
                 elif signal is not _STOPPED:
-                    self._outcome(outcomes, plan, _result(signal[0], env[EMIT], plan),
+                    self._returned(outcomes, plan, signal[0], env[EMIT],
                                   num * dice.num, den * dice.den)
                 if work > _CHARGE_EVERY:    # charged as it goes (one state's odometer can be long), else at the end
                     self._charge(work)

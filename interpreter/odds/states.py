@@ -62,7 +62,7 @@ from .passed_on import (
 from .state_control import StateControl
 from .state_nodes import State, _Block, _For, _If, _Leaf
 from .state_plan import Plan
-from .state_runs import StateRuns, _result
+from .state_runs import StateRuns
 
 
 class StateEnumerator(StateControl, StateRuns):
@@ -155,7 +155,7 @@ class StateEnumerator(StateControl, StateRuns):
             # garbage collector instead of going as soon as it is done
             rt.call_hook = None
         for st in states:
-            self._outcome(outcomes, plan, _result(None, st.env[EMIT], plan), st.num, st.den)
+            self._returned(outcomes, plan, None, st.env[EMIT], st.num, st.den)
         return outcomes
 
     def _outcome(self, outcomes: dict, plan: Plan, value, num: int, den: int) -> None:
