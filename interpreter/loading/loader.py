@@ -73,13 +73,11 @@ def _matching(folder: Path, pattern: str) -> list[Path]:
     return [folder / n for n in names]
 
 
-def read_ruleset(root: Path, texts: dict[str, str] | None = None, parse=None) -> Ruleset:
+def read_ruleset(root: Path, texts: dict[str, str] | None = None) -> Ruleset:
     """Read and build every file of a ruleset folder (not yet cross-checked or compiled).
 
     ``texts`` (path -> content), when given, are the files' contents already read (the load cache
     reads each file once, so the model is built from exactly the text its key was computed from).
-    ``parse`` (text, file) -> procedures, when given, parses the .ump files instead of ``parse_module``
-    (the language server keeps the trees of files that did not change).
     """
     from ..reading.parser import parse_module
     from ..reading.schema import validate
@@ -106,7 +104,7 @@ def read_ruleset(root: Path, texts: dict[str, str] | None = None, parse=None) ->
                 validate(doc, folder)
                 add_definitions(ruleset, folder, doc)
             else:
-                add_procedures(ruleset, (parse or parse_module)(read_text(path) if text is None else text, str(path)))
+                add_procedures(ruleset, parse_module(read_text(path) if text is None else text, str(path)))
     errors.raise_any()
     return ruleset
 

@@ -194,33 +194,16 @@ def _table_hover(t) -> str:
 
 # ---- building it ------------------------------------------------------------------------
 
-class ParseMemo:
-    """Parsed procedure files by (file, text): a file the author did not change is not parsed again."""
-
-    def __init__(self, size: int = 256):
-        self.size = size
-        self.found: dict[tuple, list] = {}
-
-    def __call__(self, text: str, file: str):
-        from ..reading.parser import parse_module
-        key = (file, text)
-        if key not in self.found:
-            procedures = parse_module(text, file)     # an error is raised each time: never kept
-            while len(self.found) >= self.size:
-                del self.found[next(iter(self.found))]
-            self.found[key] = procedures
-        return self.found[key]
-
-
-def check_folder(root: Path, texts: dict[str, str], memo: ParseMemo | None = None) -> tuple[Ruleset | None, list[dict]]:
+def check_folder(root: Path, texts: dict[str, str]) -> tuple[Ruleset | None, list[dict]]:
     """The ruleset at ``root`` read with these file texts in place of the disk's, checked, and its diagnostics
-    (the same as ``umpire check --json`` gives): (ruleset or None, diagnostics)."""
+    (the same as ``umpire check --json`` gives): (ruleset or None, diagnostics). A procedure file whose text
+    did not change is not parsed again: the parser keeps the trees it made (reading/parser.py)."""
     from ..analysis.facts import analyse
     from ..compiling.checker import check
     from ..loading.loader import read_ruleset
     texts = dict(texts)
     try:
-        ruleset = read_ruleset(root, texts, parse=memo)
+        ruleset = read_ruleset(root, texts)
     except UmpireError as e:
         return None, diagnostics(e, texts)
     try:

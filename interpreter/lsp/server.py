@@ -2,7 +2,7 @@
 
 Diagnostics are the checker's own (``index.check_folder``: the codes, messages and hints of ``umpire check
 --json``), published a moment after the author stops typing; a procedure file whose text is unchanged is
-not parsed again. Hover, go to definition, find references and completion read the index of the last
+not parsed again (the parser keeps its trees). Hover, go to definition, find references and completion read the index of the last
 ruleset that read; a did-you-mean hint with one candidate offers a quick fix.
 """
 
@@ -17,7 +17,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
-from .index import Index, ParseMemo, Span, build, check_folder, completions
+from .index import Index, Span, build, check_folder, completions
 
 DEBOUNCE_SECONDS = 0.3
 """How long the server waits after the last change before checking the ruleset again."""
@@ -36,7 +36,6 @@ class UmpireServer(LanguageServer):
         self.indexes: dict[Path, Index] = {}
         self.pending: dict[Path, asyncio.Task] = {}
         self.published: dict[Path, set[str]] = {}
-        self.parsed = ParseMemo()
 
     # ---- files and rulesets --------------------------------------------------------------
 
@@ -60,7 +59,7 @@ class UmpireServer(LanguageServer):
 
     def refresh(self, root: Path) -> None:
         texts = self.open_texts(root)
-        ruleset, found = check_folder(root, texts, self.parsed)
+        ruleset, found = check_folder(root, texts)
         if ruleset is not None or root not in self.indexes:
             self.indexes[root] = build(root, ruleset, texts)
         else:   # keep the names of the last ruleset that read, with the new texts
