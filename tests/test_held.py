@@ -39,11 +39,17 @@ HELD = {
 }
 
 
-def _situation(tmp_path, n, victim=False):
-    body = "ruleset: ..\nprocedure: held_attack\ninputs:\n" + (f"  victim: true\n" if victim else "") + "  targets:\n" \
-        + "".join(f"    - {{id: U{i}, counter: rifle}}\n" for i in range(n))
-    root = write_ruleset(tmp_path, dict(HELD, **{"situations/a.yaml": body}))
+def _attack(tmp_path, files, procedure, targets, victim=False):
+    """A situation of the test fixture's ``procedure`` (in ``files``) on these targets (each a flow mapping's
+    fields), with or without the random victim."""
+    body = f"ruleset: ..\nprocedure: {procedure}\ninputs:\n" + ("  victim: true\n" if victim else "") + "  targets:\n" \
+        + "".join(f"    - {{{t}}}\n" for t in targets)
+    root = write_ruleset(tmp_path, dict(files, **{"situations/a.yaml": body}))
     return load_situation(root / "situations/a.yaml")
+
+
+def _situation(tmp_path, n, victim=False):
+    return _attack(tmp_path, HELD, "held_attack", [f"id: U{i}, counter: rifle" for i in range(n)], victim)
 
 
 GROUPINGS = [
@@ -147,11 +153,9 @@ LEAD = {
 
 
 def _lead_situation(tmp_path, n, victim=False, leader=True):
-    body = "ruleset: ..\nprocedure: lead_attack\ninputs:\n" + ("  victim: true\n" if victim else "") + \
-        "  targets:\n" + "".join(f"    - {{id: U{i}, counter: rifle, morale: {9 if leader and i == 0 else 7}}}\n"
-                                 for i in range(n))
-    root = write_ruleset(tmp_path, dict(LEAD, **{"situations/a.yaml": body}))
-    return load_situation(root / "situations/a.yaml")
+    """The first target a morale-9 leader (unless ``leader`` is false), the others morale 7."""
+    return _attack(tmp_path, LEAD, "lead_attack",
+                   [f"id: U{i}, counter: rifle, morale: {9 if leader and i == 0 else 7}" for i in range(n)], victim)
 
 
 @pytest.mark.parametrize("victim", [False, True], ids=["leader helps", "leader helps, random victim"])
