@@ -139,9 +139,10 @@ def _split(env: dict, factor: Factor, read) -> list:
     groups: dict = {}       # the opened values' key forms -> [their values, [(item values, probability)]]
     for values, q in factor.items:
         shown = tuple([values[k] for _, k in opening])
-        entry = groups.get(tuple([key_form(v) for v in shown]))
+        form = tuple([key_form(v) for v in shown])
+        entry = groups.get(form)
         if entry is None:
-            groups[tuple([key_form(v) for v in shown])] = [shown, [(values, q)]]
+            groups[form] = [shown, [(values, q)]]
         else:
             entry[1].append((values, q))
     out = []
