@@ -13,8 +13,37 @@ _LEAVES = (str, int, float, bool)
 
 
 def walk(node):
-    """Every syntax node under a statement list (statements and expressions)."""
-    stack = list(node) if isinstance(node, tuple) else [node]
+    """Every syntax node under a statement list (statements and expressions), each subtree in the order
+    of a depth-first walk (the last statement's first). The nodes under each statement or expression
+    walked are kept (syntax is immutable and the parse memo shares it between loads), so the analyses,
+    which walk the same bodies many times over, walk each once."""
+    if isinstance(node, (tuple, list)):
+        for n in reversed(node):
+            yield from _under(n)
+    else:
+        yield from _under(node)
+
+
+_UNDER: dict[int, tuple] = {}   # id(node) -> (node, the nodes under it); the node kept so its id stays its own
+_UNDER_LIMIT = 1 << 16
+
+
+def _under(n) -> tuple:
+    """The nodes under one node (itself first), worked out once while it is kept."""
+    if n.__class__ not in _CHILD_FIELDS:
+        return tuple(_walked([n]))
+    kept = _UNDER.get(id(n))
+    if kept is not None and kept[0] is n:
+        return kept[1]
+    nodes = tuple(_walked([n]))
+    if len(_UNDER) >= _UNDER_LIMIT:
+        _UNDER.clear()
+    _UNDER[id(n)] = (n, nodes)
+    return nodes
+
+
+def _walked(stack: list):
+    """The depth-first walk itself: syntax nodes and the tuples and lists that hold them."""
     pop, push, children = stack.pop, stack.append, _CHILD_FIELDS
     while stack:
         n = pop()
