@@ -69,6 +69,21 @@ def test_a_ruleset_read_from_the_cache_is_the_ruleset_built_from_its_files(root,
     assert model_data(cached) == model_data(built)
 
 
+def test_a_cached_load_decodes_only_the_procedures_a_resolve_reaches(cache_dir):
+    root = ROOT / "rulesets" / "aslsk"
+    built, _ = uncompiled(root)                        # writes the entry
+    cached, _ = uncompiled(root)
+    # a field whose default is a class attribute reads the stored value, not the class's default
+    pure = [name for name, p in built.procedures.items() if p.deterministic]
+    assert pure and all(cached.procedures[name].deterministic for name in pure)
+    api.clear_cache()
+    situation = api.load_situation(root / "situations" / "prep_fire_fg_pbf.yaml")
+    api.run_situation(situation, seed=1)
+    procs = situation.ruleset.procedures.values()
+    decoded = [p.name for p in procs if "_attrs_text" not in vars(p)]
+    assert "fire_attack" in decoded and 0 < len(decoded) < len(procs) / 2
+
+
 @pytest.mark.parametrize("root", RULESETS, ids=[r.name for r in RULESETS])
 def test_every_situation_gives_the_same_outcome_and_trace_from_the_cache(root, cache_dir, monkeypatch):
     situations = sorted((root / "situations").glob("*.yaml"))

@@ -47,8 +47,9 @@ from .. import __version__
 from ..reading import shipped
 from ..reading.source import read_regular
 
-FORMAT = 2
-"""Changes whenever the layout of an entry or of the encoded model changes (2: entries carry a MAC)."""
+FORMAT = 3
+"""Changes whenever the layout of an entry or of the encoded model changes (2: entries carry a MAC; 3: a procedure's
+fields are stored apart from the model, like its body)."""
 
 MAX_ENTRY_BYTES = 64_000_000
 """Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""

@@ -9,9 +9,9 @@ make even that an accident that cannot happen by chance.
 
 Positions name their file by an index into a file table kept beside the data,
 so a model read back points at the same file:line:column as the one built
-from the sources. A procedure's body is stored as its own JSON text and only
-decoded when something reads it (``LazyProcedure``): a command that runs a
-few procedures of a large ruleset decodes only those.
+from the sources. A procedure's fields and its body are stored as JSON texts of
+their own and only decoded when something reads them (``LazyProcedure``): a
+command that runs a few procedures of a large ruleset decodes only those.
 """
 
 from __future__ import annotations
@@ -96,14 +96,16 @@ class Encoder:
                 raise CodecError(f"unknown syntax node {cls.__name__}")
             return self.syntax(v)
         if isinstance(v, Procedure):
-            attrs = dict(vars(v))
-            attrs.pop("_syntax_text", None)
-            attrs.pop("_syntax_decoder", None)
+            if isinstance(v, LazyProcedure):
+                v.decode_all()
+            attrs = {k: x for k, x in vars(v).items() if k not in _LAZY_SLOTS}
             syntax = attrs.pop("syntax", None) if "syntax" in attrs else attrs.pop("_syntax", None)
             if syntax is None:
                 syntax = v.syntax
+            now = {k: attrs.pop(k) for k in _EAGER if k in attrs}
+            self.bodies.append(json.dumps(self._attrs(attrs), separators=(",", ":"), allow_nan=True))
             self.bodies.append(json.dumps(self.syntax(syntax), separators=(",", ":"), allow_nan=True))
-            return {"q": [self._attrs(attrs), len(self.bodies) - 1]}
+            return {"q": [self._attrs(now), len(self.bodies) - 2, len(self.bodies) - 1]}
         if isinstance(v, Path):
             return {"path": str(v)}
         if isinstance(v, re.Pattern):
@@ -228,16 +230,15 @@ class Decoder:
             return made
         if tag == "i":
             return _CLASSES[v[0]](**_pairs(v[1]))
-        if tag == "q":
-            attrs = _pairs(v[0])
-            if not _FIELD_NAMES[Procedure] - {"syntax"} <= attrs.keys():
-                raise CodecError("a stored procedure lacks some of its fields")
+        if tag == "q":      # a procedure: its name and class-defaulted fields now, the rest when first read
+            now, attrs_at, body_at = v
+            now = _pairs(now)
+            if not _EAGER <= now.keys() or not all(isinstance(i, int) and 0 <= i < len(self.bodies)
+                                                   for i in (attrs_at, body_at)):
+                raise CodecError("a procedure's fields or body are missing")
             proc = LazyProcedure.__new__(LazyProcedure)
-            proc.__dict__.update(attrs)
-            if not isinstance(v[1], int) or not 0 <= v[1] < len(self.bodies):
-                raise CodecError("a procedure's body is missing")
-            proc.__dict__["_syntax_text"] = self.bodies[v[1]]
-            proc.__dict__["_syntax_decoder"] = self
+            proc.__dict__.update(now, _attrs_text=self.bodies[attrs_at], _syntax_text=self.bodies[body_at],
+                                 _syntax_decoder=self)
             return proc
         if tag == "path":
             return Path(v)
@@ -250,8 +251,29 @@ class Decoder:
         raise CodecError(f"unknown tag {tag!r}")
 
 
+_LAZY_SLOTS = ("_attrs_text", "_syntax_text", "_syntax_decoder")
+# decoded with the procedure: its name, and the fields whose defaults are class attributes (reading one of
+# those would find the class's default, not the stored value, and never reach __getattr__)
+_EAGER = frozenset({"name"} | {f for f in _FIELD_NAMES[Procedure] if hasattr(Procedure, f)})
+
+
 class LazyProcedure(Procedure):
-    """A procedure read from the cache: its syntax tree is decoded the first time it is read."""
+    """A procedure read from the cache: its fields (parameters, analysis, compiled slots) are decoded the
+    first time one is read, its syntax tree the first time it is read: a command decodes only the
+    procedures it uses, of a ruleset whose procedures are most of the cache entry."""
+
+    def __getattr__(self, attr: str):
+        d = self.__dict__
+        text = d.get("_attrs_text")
+        if text is None or attr.startswith("__"):
+            raise AttributeError(attr)
+        attrs = _pairs(d["_syntax_decoder"].loads(text))
+        if not _FIELD_NAMES[Procedure] - _EAGER - {"syntax"} <= attrs.keys():
+            raise CodecError("a stored procedure lacks some of its fields")
+        del d["_attrs_text"]
+        for k, x in attrs.items():
+            d.setdefault(k, x)      # a field set since it was read keeps its new value
+        return object.__getattribute__(self, attr)
 
     @property
     def syntax(self) -> ast.Procedure:
@@ -274,7 +296,8 @@ class LazyProcedure(Procedure):
         self.__dict__.pop("_syntax_decoder", None)
 
     def decode_all(self) -> None:
-        """Decode the body now (checks that the stored text describes a procedure)."""
+        """Decode the fields and the body now (checks that the stored texts describe a procedure)."""
+        self.params  # noqa: B018
         self.syntax  # noqa: B018
 
 
