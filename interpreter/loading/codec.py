@@ -145,6 +145,10 @@ class Encoder:
 
 
 _SETTERS = {cls: [getattr(cls, f).__set__ for f in cls._fields] for cls in _NODES.values()}
+# per class name, for the "m" form (position first): the class, its position's setter, the other fields'
+# setters and the length of the stored list
+_MAKERS = {name: (cls, _SETTERS[cls][0], tuple(_SETTERS[cls][1:]), len(cls._fields) + 3)
+           for name, cls in _NODES.items() if cls._fields[0] == "pos"}
 
 
 def _tuples(items: list) -> tuple:
@@ -176,19 +180,20 @@ class Decoder:
             raise CodecError("a stored value has one tag")
         (tag, v), = obj.items()
         if tag == "m":      # a syntax node with its position inline; lists in it are tuples
-            cls = _NODES[v[0]]
-            setters = _SETTERS[cls]
-            if len(v) - 3 != len(setters):
-                raise CodecError(f"{v[0]} has {len(setters)} fields")
+            cls, set_pos, rest, width = _MAKERS[v[0]]
+            if len(v) != width:
+                raise CodecError(f"{v[0]} has {width - 3} fields")
             node = cls.__new__(cls)
             key = (v[1], v[2], v[3])
             pos = self._positions.get(key)
             if pos is None:
                 pos = self._positions[key] = Position(self.files[v[1]], v[2], v[3])
-            setters[0](node, pos)
-            for i in range(1, len(setters)):
-                x = v[i + 3]
-                setters[i](node, _tuples(x) if x.__class__ is list else x)
+            set_pos(node, pos)
+            i = 4
+            for set_field in rest:
+                x = v[i]
+                set_field(node, _tuples(x) if x.__class__ is list else x)
+                i += 1
             return node
         if tag == "n":
             cls = _NODES[v[0]]
