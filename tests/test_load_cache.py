@@ -487,23 +487,40 @@ def test_an_entry_edited_and_re_checksummed_without_the_secret_changes_nothing(c
     assert "fp: 24" in cli("resolve", situation)[1]
 
 
+def _value_key(what, rkey, value) -> str:
+    files, body, _ = dumps(value)
+    return load_cache.content_key("valid", [("what", what), ("ruleset", rkey), ("files", "\n".join(files)),
+                                            ("value", body)])
+
+
 def test_a_planted_valid_entry_cannot_skip_the_inputs_schema(cache_dir):
     import hashlib
     from interpreter.errors import InputError
-    load_cache.write("valid", "0" * 64, [], "true")            # the folder and its secret exist
+    load_cache.write("valid", "0" * 64, [], "[]")              # the folder and its secret exist
     what, rkey, value = "inputs", "r" * 64, {"range": "far"}
-    files, body, _ = dumps(value)
-    key = load_cache.content_key("valid", [("what", what), ("ruleset", rkey), ("files", "\n".join(files)),
-                                           ("value", body)])
-    data = b"true"
-    header = {"umpire_cache": load_cache.FORMAT, "kind": "valid", "key": key, "files": [], "lines": 1,
+    data = json.dumps([_value_key(what, rkey, value)]).encode()
+    header = {"umpire_cache": load_cache.FORMAT, "kind": "valid", "key": rkey, "files": [], "lines": 1,
               "sha256": hashlib.sha256(data).hexdigest()}
-    (cache_dir / f"valid-{key}.json").write_bytes(json.dumps(header).encode() + b"\n" + data)
+    (cache_dir / f"valid-{rkey}.json").write_bytes(json.dumps(header).encode() + b"\n" + data)
 
     def check():
         raise InputError("range: expected a whole number")
     with pytest.raises(InputError):
         load_cache.checked_once(what, rkey, value, check)
+
+
+def test_values_that_passed_are_one_entry_per_ruleset_and_a_new_process_skips_them(cache_dir):
+    rkey, checked = "k" * 64, []
+    for n in range(3):
+        load_cache.checked_once("inputs", rkey, {"range": n}, lambda n=n: checked.append(n))
+    load_cache.forget()                                         # as a new process: the entry is written
+    assert [p.name for p in cache_dir.glob("valid-*.json")] == [f"valid-{rkey}.json"]
+    for n in range(4):
+        load_cache.checked_once("inputs", rkey, {"range": n}, lambda n=n: checked.append(n))
+    assert checked == [0, 1, 2, 3]                              # only the new value is checked again
+    load_cache.forget()
+    entry = load_cache.read("valid", rkey)
+    assert entry is not None and len(json.loads(entry[1])) == 4
 
 
 @pytest.mark.parametrize("mode", [0o770, 0o707, 0o777])

@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         (gc.enable if collecting else gc.disable)()   # as the caller had it
     if argv is None and short:
+        cache = sys.modules.get("interpreter.loading.cache")
+        if cache is not None:
+            cache.save_passed()     # what the load cache learnt (os._exit runs no atexit hook)
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -447,8 +447,10 @@ _DOCUMENTS_KEPT = 512
 
 
 def forget() -> None:
-    """Drop what this process keeps in memory (as a new process would start)."""
+    """Drop what this process keeps in memory (as a new process would start); what it learnt is saved."""
     _DOCUMENTS.clear()
+    save_passed()
+    _PASSED.clear()
 
 
 def valid_document(path, kind: str, text: str | None = None):
@@ -502,8 +504,13 @@ def _save_document(key: str, doc) -> None:
 
 
 def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
-    """Run ``check()`` (which raises if ``value`` is wrong) unless it passed before for the same ruleset and value."""
-    if ruleset_key is None or folder() is None:
+    """Run ``check()`` (which raises if ``value`` is wrong) unless it passed before for the same ruleset and value.
+
+    The values that passed are kept as one entry per ruleset (a set of their keys), read once per process and
+    written back when the process ends: ``umpire test`` of a ruleset's cases reads one entry, not one a case.
+    """
+    base = folder()
+    if ruleset_key is None or base is None:
         check()
         return
     from .codec import dumps
@@ -514,8 +521,49 @@ def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
         return
     key = content_key("valid", [("what", what), ("ruleset", ruleset_key), ("files", "\n".join(files)),
                                 ("value", body)])
-    found = read("valid", key)
-    if found is not None and found[1] == "true":
+    known = _passed(base, ruleset_key)
+    if key in known:
         return
     check()
-    write("valid", key, [], "true")
+    if len(known) >= PASSED_KEPT:
+        known.clear()
+    known.add(key)
+    if not _PASSED_UNSAVED:
+        import atexit
+        atexit.register(save_passed)
+    _PASSED_UNSAVED.add((base, ruleset_key))
+
+
+PASSED_KEPT = 50_000       # value keys kept per ruleset before its set starts again
+_PASSED: dict = {}          # (folder, ruleset key) -> keys of the values that passed their check
+_PASSED_UNSAVED: set = set()
+
+
+def _passed(base: Path, ruleset_key: str) -> set:
+    known = _PASSED.get((base, ruleset_key))
+    if known is None:
+        known = _PASSED[(base, ruleset_key)] = set(_stored_passed(ruleset_key))
+    return known
+
+
+def _stored_passed(ruleset_key: str) -> list:
+    """The value keys the ruleset's entry holds (none when there is no sound entry)."""
+    found = read("valid", ruleset_key)
+    try:
+        keys = json.loads(found[1]) if found is not None else []
+    except ValueError:
+        return []
+    return keys if isinstance(keys, list) and all(isinstance(k, str) for k in keys) else []
+
+
+def save_passed() -> None:
+    """Write back each ruleset's set of values that passed, with what another process has written since."""
+    for base, ruleset_key in sorted(_PASSED_UNSAVED, key=str):
+        if folder() != base:        # the folder was changed (a test's): what was learnt there stays unsaved
+            continue
+        known = _PASSED[(base, ruleset_key)]
+        other = _stored_passed(ruleset_key)
+        if len(known) + len(other) <= PASSED_KEPT:
+            known.update(other)
+        write("valid", ruleset_key, [], json.dumps(sorted(known)))
+    _PASSED_UNSAVED.clear()
