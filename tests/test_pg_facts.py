@@ -30,3 +30,36 @@ def test_the_same_units_with_their_kinds_stated_combine_their_fire(cli, tmp_path
     code, out, err = cli("resolve", s, "--json")
     assert code == 0, err
     assert '"strength": 13' in out                             # 5 + 8 in one hex (6.41)
+
+
+def test_a_stated_elevation_is_traced_as_given_not_derived(cli, tmp_path):
+    # 8.31: a firer on 40 m fires at a hex on 0 m from higher ground; without a map the levels are the
+    # situation's, and the trace says so, as it does for every other stated fact
+    s = tmp_path / "s.yaml"
+    s.write_text(f"ruleset: {PG}\nprocedure: direct_fire\ninputs:\n"
+                 "  firers: [{id: F, kind: infantry, hex_terrain: clear, activated: true, df: 11, df_range: 6,"
+                 " range_to_target: 1, elevation: 40}]\n"
+                 "  targets: [{id: X, kind: infantry, morale: 7, reduced_morale: 6, steps: 2}]\n"
+                 "  hex: {terrain: clear, elevation: 0}\n  firers_in_assault_hex: false\ndice: [4, 3]\n")
+    code, out, err = cli("resolve", s, "--explain")
+    assert code in (0, 1), err
+    assert "elevation of F = 40: given, not derived (F.elevation)" in out
+    assert "elevation of the target hex = 0: given, not derived (hex.elevation)" in out
+
+
+def test_a_spotter_s_stated_elevation_is_traced_as_given_where_it_lengthens_the_range(cli, tmp_path):
+    # 8.33: 14 hexes by day is beyond the base 12; 20 m above the target adds 6 (PG-T-974)
+    s = tmp_path / "s.yaml"
+    s.write_text(f"ruleset: {PG}\nprocedure: can_spot\ninputs: {{spotter: {{id: S, kind: infantry, hex_terrain: clear}},"
+                 " spotter_elevation: 20, target_elevation: 0, distance: 14, los: true, target_terrain: clear}\n")
+    code, out, err = cli("resolve", s, "--explain")
+    assert code == 0, err
+    assert "elevation of S = 20: given, not derived (spotter_elevation)" in out
+    assert "elevation of the hex S looks at = 0: given, not derived (target_elevation)" in out
+
+
+def test_on_a_map_the_elevations_are_traced_as_derived(cli):
+    code, out, err = cli("resolve", PG / "situations" / "direct_fire_on_map.yaml", "--explain")
+    assert code in (0, 1), err
+    assert "elevation of F = 0: derived from the map" in out
+    assert "elevation of F = 0: given, not derived" not in out
