@@ -40,7 +40,7 @@ def test_a_stated_elevation_is_traced_as_given_not_derived(cli, tmp_path):
                  "  firers: [{id: F, kind: infantry, hex_terrain: clear, activated: true, df: 11, df_range: 6,"
                  " range_to_target: 1, elevation: 40}]\n"
                  "  targets: [{id: X, kind: infantry, morale: 7, reduced_morale: 6, steps: 2}]\n"
-                 "  hex: {terrain: clear, elevation: 0}\n  firers_in_assault_hex: false\ndice: [4, 3]\n")
+                 "  hex: {terrain: clear, elevation: 0, friendly_units: false}\n  firers_in_assault_hex: false\ndice: [4, 3]\n")
     code, out, err = cli("resolve", s, "--explain")
     assert code in (0, 1), err
     assert "elevation of F = 40: given, not derived (F.elevation)" in out
