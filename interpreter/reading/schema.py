@@ -69,7 +69,10 @@ def translate(doc: Document, error, kind: str, base_path: tuple = ()) -> InputEr
                           doc.key_at(path + (key,)), hint=hint)
     if validator_name == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
-        return InputError(f"{where} is missing the required key '{missing}'", doc.at(path))
+        named = error.instance.get("id") if isinstance(error.instance, dict) else None
+        # a record that names itself (a unit's `id`) is named too, so the error says which one it is
+        who = f" ('{named}')" if isinstance(named, (str, int)) and not isinstance(named, bool) else ""
+        return InputError(f"{where}{who} is missing the required key '{missing}'", doc.at(path))
     if validator_name == "type":
         wanted = error.validator_value
         types = [wanted] if isinstance(wanted, str) else wanted
