@@ -15,7 +15,8 @@ medians of their times and the median of the per-round ratios, then a verdict ag
      procedure's ending after its last roll, keyed by the values it reads (dice included); a hand version
      keeping the attack's ending the same way is timed too and printed: turning dicts into keys costs it
      more than it saves, so the plain hand function, the faster of the two, stays the baseline;
-  3. simulation grouped by IFT result, against a hand loop with the same reuse;
+  3. simulation grouped by IFT result, against a hand loop with the same reuse drawing the same dice (the
+     same seeded stream per block of runs; the two counts checked equal first);
   4. exact odds of the attack on 1, 2, 4 and 8 squads grouped by each squad's state, against icepool
      (pip install -e '.[bench]') and plain Python that treats each squad's check as independent
      (both checked equal to Umpire's distribution first); 16 squads grouped by how many break;
@@ -56,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 from interpreter.api import adjudicate, load_ruleset, load_situation  # noqa: E402
 from interpreter.model.dice import SeededDice  # noqa: E402
 from interpreter.odds.exact import exact_odds  # noqa: E402
-from interpreter.odds.simulation import simulate  # noqa: E402
+from interpreter.odds.simulation import BLOCK_RUNS, block_seed, simulate  # noqa: E402
 from interpreter.model.tables import UNKNOWN  # noqa: E402
 from interpreter.model.values import thaw  # noqa: E402
 
@@ -526,17 +527,23 @@ def bench_simulation(s, h, n: int, rounds: int) -> None:
           "interleaved rounds)")
 
     def umpire_sim():
-        simulate(s, n, 11, ["result"])
+        return simulate(s, n, 11, ["result"])
 
     def hand_sim():
-        rng = random.Random(11)
-        roll = die_of(rng)
+        # the same dice as simulate: its blocks of BLOCK_RUNS runs, each drawn from its own seeded stream
+        # (odds/simulation.block_seed), one random() per die, as die_of draws them
         fixed = _fixed(h)      # like the interpreter, the input-only part once
-        counts = {}
-        for _ in range(n):
-            r = hand_rolled(fixed, h["targets"], h["elr"], h["units"], h["grid"], h["columns"], h["rows"],
-                            roll)["result"]
-            counts[r] = counts.get(r, 0) + 1
+        counts: dict = {}
+        for block in range(-(-n // BLOCK_RUNS)):
+            roll = die_of(random.Random(block_seed(11, block)))
+            for _ in range(min(BLOCK_RUNS, n - block * BLOCK_RUNS)):
+                r = hand_rolled(fixed, h["targets"], h["elr"], h["units"], h["grid"], h["columns"], h["rows"],
+                                roll)["result"]
+                counts[r] = counts.get(r, 0) + 1
+        return counts
+    # the two must count the same outcomes from the same dice before their speed means anything
+    umpire_counts = {label: p * n for label, p, _ in umpire_sim().rows}
+    assert umpire_counts == {f"result={r}": c for r, c in hand_sim().items()}, (umpire_counts, hand_sim())
     t_u, t_h, ratio = interleaved(umpire_sim, hand_sim, rounds)
     print(f"   hand-written loop : {n / t_h:10,.0f} runs/s")
     print(f"   umpire simulate   : {n / t_u:10,.0f} runs/s   ratio {ratio:.2f}x")

@@ -762,3 +762,53 @@ def test_nested_if_blocks_are_bounded_as_documented():
         parse_module(blocks(97), "x.ump")
     assert "nested more than 200 deep" in e.value.message
     assert "96 nested `if` blocks" in (Path(__file__).resolve().parents[1] / "docs" / "language.md").read_text()
+
+
+_RECORD_FORMS = {
+    # a record of a local and a literal (read in place), of a conditional (a closure per field), of a call's
+    # result: each level of the loop nests the record one deeper, whichever closure builds it
+    "direct": "{inner: x, k: 1}",
+    "closures": "{inner: x if i > 0 else x, k: i - 1}",
+    "call": "{inner: call same(x: x), k: \"at {i}\"}",
+}
+
+
+@pytest.mark.parametrize("form", sorted(_RECORD_FORMS))
+@pytest.mark.parametrize("levels,refused", [(4, False), (5, True)])
+def test_a_record_expression_is_refused_one_level_past_the_nesting_limit_traced_or_not(tmp_path, form, levels,
+                                                                                        refused):
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("dice: 6}", "dice: 6, nesting: 4}"),
+        "procedures/extra.ump": "procedure same(x: any):\n    return x\n\n"
+                                "procedure nest(items: list[int]):\n    let x = 0\n    for each i in items:\n"
+                                f"        set x = {_RECORD_FORMS[form]}\n    return {{depth: len(items), top: x.k}}\n"})
+    r = load_ruleset(root)
+    proc = find_procedure(r, "nest")
+    for trace in (False, True):
+        out = adjudicate(r, proc, {"items": tuple(range(levels))}, GivenDice([]), None, trace=trace)
+        if refused:
+            assert out.status == "error" and "nested 5 deep" in out.reason and "limit 'nesting'" in out.reason
+            assert out.error.position is not None and (out.error.position.line, out.error.position.column) == (7, 17), (form, trace, out.error.position)
+        else:
+            assert out.status == "ok", (form, trace, out.reason)
+
+
+@pytest.mark.parametrize("wraps,refused", [(2, False), (3, True)])
+def test_a_record_of_plain_values_is_one_level_deep_in_what_holds_it(tmp_path, wraps, refused):
+    # fields that are texts, comparisons and differences are known not to nest: the record counts one level, so
+    # the result (a record holding lists around it) nests 2 + wraps deep, and limit 4 refuses wraps 3
+    record = "{t: \"n{n}\", big: n > 2, less: n - 1, either: n if n > 0 else 0}"
+    root = write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("dice: 6}", "dice: 6, nesting: 4}"),
+        "procedures/extra.ump": f"procedure wrapped(n: int):\n    return {{x: {'[' * wraps}{record}{']' * wraps}}}\n"})
+    r = load_ruleset(root)
+    for trace in (False, True):
+        out = adjudicate(r, find_procedure(r, "wrapped"), {"n": 3}, GivenDice([]), None, trace=trace)
+        if refused:
+            assert out.status == "error" and "limit 'nesting'" in out.reason, (trace, out.reason)
+        else:
+            assert out.status == "ok", (trace, out.reason)
+            inner = out.value["x"]
+            for _ in range(wraps):
+                inner = inner[0]
+            assert dict(inner) == {"t": "n3", "big": True, "less": 2, "either": 3}
