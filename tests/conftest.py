@@ -45,7 +45,7 @@ def _load_cache_folder(tmp_path_factory):
     config folder of its own: the user's applied charts never reach a test."""
     import os
     old = {k: os.environ.get(k) for k in ("UMPIRE_CACHE_DIR", "UMPIRE_CACHE", "UMPIRE_CONFIG_DIR", "UMPIRE_CHARTS")}
-    os.environ["UMPIRE_CACHE_DIR"] = str(tmp_path_factory.mktemp("umpire-cache"))
+    os.environ["UMPIRE_CACHE_DIR"] = str(_run_cache_folder(tmp_path_factory))
     os.environ["UMPIRE_CONFIG_DIR"] = str(tmp_path_factory.mktemp("umpire-config"))
     os.environ.pop("UMPIRE_CACHE", None)
     os.environ.pop("UMPIRE_CHARTS", None)
@@ -55,6 +55,19 @@ def _load_cache_folder(tmp_path_factory):
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+def _run_cache_folder(tmp_path_factory) -> Path:
+    """This run's load cache folder: under pytest-xdist, one folder for all of the run's workers (beside their
+    own temporary folders), so a ruleset built by one worker is read from the cache by the other instead of
+    being built again; one process alone gets a folder of its own. Entries are keyed by the files' contents and
+    written whole (tests/test_load_cache.py checks two processes filling one folder at once)."""
+    import os
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return tmp_path_factory.mktemp("umpire-cache")
+    folder = tmp_path_factory.getbasetemp().parent / "umpire-cache"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
 
 
 @pytest.fixture
