@@ -39,18 +39,27 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"  {line}")
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _load_cache_folder(tmp_path_factory):
+_ENVIRONMENT = ("UMPIRE_CACHE_DIR", "UMPIRE_CACHE", "UMPIRE_CONFIG_DIR", "UMPIRE_CHARTS")
+_OLD_ENVIRONMENT: dict = {}
+
+
+@pytest.hookimpl(trylast=True)      # after pytest's own tmp_path_factory is set up
+def pytest_configure(config):
     """The suite runs with the on-disk load cache on, in a folder of its own (never the user's), and with a
-    config folder of its own: the user's applied charts never reach a test."""
+    config folder of its own: the user's applied charts never reach a test. Set before collection, which
+    loads the rulesets to list their cases."""
     import os
-    old = {k: os.environ.get(k) for k in ("UMPIRE_CACHE_DIR", "UMPIRE_CACHE", "UMPIRE_CONFIG_DIR", "UMPIRE_CHARTS")}
-    os.environ["UMPIRE_CACHE_DIR"] = str(_run_cache_folder(tmp_path_factory))
-    os.environ["UMPIRE_CONFIG_DIR"] = str(tmp_path_factory.mktemp("umpire-config"))
+    factory = config._tmp_path_factory
+    _OLD_ENVIRONMENT.update({k: os.environ.get(k) for k in _ENVIRONMENT})
+    os.environ["UMPIRE_CACHE_DIR"] = str(_run_cache_folder(factory))
+    os.environ["UMPIRE_CONFIG_DIR"] = str(factory.mktemp("umpire-config"))
     os.environ.pop("UMPIRE_CACHE", None)
     os.environ.pop("UMPIRE_CHARTS", None)
-    yield
-    for k, v in old.items():
+
+
+def pytest_unconfigure(config):
+    import os
+    for k, v in _OLD_ENVIRONMENT.items():
         if v is None:
             os.environ.pop(k, None)
         else:
