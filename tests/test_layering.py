@@ -7,6 +7,7 @@ Imports inside functions count as much as those at the top: a lazy import is sti
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,13 @@ def _stage(dotted: str) -> str:
 
 
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
-GRAPH = {name: _imports(path) - {name} for name, path in MODULES.items()}
+
+
+@functools.cache
+def _edges(name: str) -> frozenset[str]:
+    """The modules ``name`` imports, read when a test first asks (not at collection, which every pytest-xdist
+    worker does: parsing every module there cost each worker over a second for tests only one of them runs)."""
+    return frozenset(_imports(MODULES[name]) - {name})
 
 
 def test_every_top_level_name_has_a_stage():
@@ -74,7 +81,7 @@ def test_no_module_imports_a_stage_above_it(module):
     mine = _stage(module)
     if mine in UNRANKED:
         return
-    above = sorted(t for t in GRAPH[module] if _stage(t) not in UNRANKED
+    above = sorted(t for t in _edges(module) if _stage(t) not in UNRANKED
                    and STAGES.index(_stage(t)) > STAGES.index(mine))
     assert above == [], f"{module} (stage {mine}) imports {above}, which sit above it"
 
@@ -91,7 +98,7 @@ def test_no_import_cycles():
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
-        for w in sorted(GRAPH.get(v, ())):
+        for w in sorted(_edges(v) if v in MODULES else ()):
             if w not in MODULES:
                 continue
             if w not in index:
