@@ -201,6 +201,21 @@ def _direct_record(specs: tuple, slow: Fn, record: bool = True) -> Fn:
     """A record of literals, locals and locals' fields (``_direct_fields``) read in one closure, with no call per
     field; with ``record`` False, a plain dict (a call's arguments, which become the callee's locals). Any miss
     calls ``slow``: the positioned error, or a roll's field."""
+    n = len(specs)
+    if 1 <= n <= 4 and all(t for _, t, _a, _b in specs):
+        # up to four locals (a call's arguments, mostly): a dict display, without a comprehension's frame
+        (k1, a1), (k2, a2), (k3, a3), (k4, a4) = [(k, a) for k, _, a, _b in specs] + [(None, None)] * (4 - n)
+
+        def few_locals(env, rt):
+            try:
+                d = {k1: env[a1]} if n == 1 else {k1: env[a1], k2: env[a2]} if n == 2 else \
+                    {k1: env[a1], k2: env[a2], k3: env[a3]} if n == 3 else \
+                    {k1: env[a1], k2: env[a2], k3: env[a3], k4: env[a4]}
+            except KeyError:
+                return slow(env, rt)
+            return Record(d) if record else d
+        return few_locals
+
     def mapping(env, rt):
         try:
             d = {k: env[a] if t else env[a][b] if b else a for k, t, a, b in specs}
