@@ -172,16 +172,10 @@ def bounded_result(value, emitted: dict, rt, pos):
     else:
         value = Record(emitted) if value is None else Record({**emitted, "value": value})   # result_value
         d = built_depth(value)            # one pass; the record keeps it
-    return nesting_bounded(value, d, rt, pos)
-
-
-def nesting_bounded(value: Record, d: int, rt, pos):
-    """A result nesting ``d`` deep, checked: results inside results are bounded like any record built."""
-    if d > 1:
-        limits = rt.limits
-        n = len(value)
-        if d > limits["nesting"] or n > limits["list"] or n >= CELLS_PER_STEP:
-            return check_size(value, d, rt, pos)
+    # a result nesting d deep, checked: results inside results are bounded like any record built
+    limits = rt.limits
+    if d > 1 and (d > limits["nesting"] or len(value) > limits["list"] or len(value) >= CELLS_PER_STEP):
+        return check_size(value, d, rt, pos)
     return value
 
 
@@ -299,54 +293,65 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
             if signal is not None:
                 return bounded_result(signal[0], emitted, rt, pos) if emitted else signal[0]
         if suffix is None:
-            return emitted_result(emitted, known, rt) if middle_emits is not None else \
-                bounded_result(None, emitted, rt, pos)
-        try:
-            if one_read is not None:
-                key = env.get(one_read, _MISSING)
-                if key.__class__ is Roll:
-                    key = key.frozen
-            elif plain_reads is not None:
-                try:
-                    key = plain_reads(env)
-                except KeyError:
+            if middle_emits is None:
+                return bounded_result(None, emitted, rt, pos)
+            d = known
+        else:
+            try:
+                if one_read is not None:
+                    key = env.get(one_read, _MISSING)
+                    if key.__class__ is Roll:
+                        key = key.frozen
+                elif plain_reads is not None:
+                    try:
+                        key = plain_reads(env)
+                    except KeyError:
+                        key = state_key(env, suffix_reads, rolls_may_hide)
+                else:
                     key = state_key(env, suffix_reads, rolls_may_hide)
-            else:
-                key = state_key(env, suffix_reads, rolls_may_hide)
-            hit = suffix_cache.get(key)
-        except TypeError:
-            signal = suffix(env, rt)
-            return bounded_result(signal[0] if signal is not None else None, env[EMIT], rt, pos)
-        if hit is None or (suffix_calls and rt.depth > hit[_SUFFIX_RAN_AT]):   # kept from a shallower call: run again
-            before = rt.steps_left
-            own: dict = {}
-            env[EMIT] = own
-            signal = suffix(env, rt)
-            if len(suffix_cache) >= MEMO_LIMIT:
-                suffix_cache.clear()
-            suffix_cache[key] = hit = (signal[0] if signal is not None else None, own, before - rt.steps_left,
-                                       deepest(own.values()), rt.depth)
-            rt.steps_left += hit[_SUFFIX_USED]      # charged again below, as for any hit
-        value, own, used, own_depth, _ = hit
-        left = rt.steps_left - used
-        rt.steps_left = left
-        if left < 0:
-            rt.out_of_steps(pos)
-        if own:
-            emitted.update(own)          # the suffix's emits, in the order they were made
-        if value is None and middle_emits is not None:
-            return emitted_result(emitted, known if known > own_depth else own_depth, rt)
-        return bounded_result(value, emitted, rt, pos)
-
-    def emitted_result(emitted: dict, d: int, rt):
-        """``bounded_result(None, emitted)``, the prefix's and suffix's emits nesting ``d`` deep (kept with
-        their entries): only the middle's emits are looked at."""
+                hit = suffix_cache.get(key)
+            except TypeError:
+                signal = suffix(env, rt)
+                return bounded_result(signal[0] if signal is not None else None, env[EMIT], rt, pos)
+            if hit is None or (suffix_calls and rt.depth > hit[_SUFFIX_RAN_AT]):   # kept from a shallower call: run again
+                before = rt.steps_left
+                own: dict = {}
+                env[EMIT] = own
+                signal = suffix(env, rt)
+                if len(suffix_cache) >= MEMO_LIMIT:
+                    suffix_cache.clear()
+                suffix_cache[key] = hit = (signal[0] if signal is not None else None, own, before - rt.steps_left,
+                                           deepest(own.values()), rt.depth)
+                rt.steps_left += hit[_SUFFIX_USED]      # charged again below, as for any hit
+            value, own, used, own_depth, _ = hit
+            left = rt.steps_left - used
+            rt.steps_left = left
+            if left < 0:
+                rt.out_of_steps(pos)
+            if own:
+                emitted.update(own)          # the suffix's emits, in the order they were made
+            if value is not None or middle_emits is None:
+                return bounded_result(value, emitted, rt, pos)
+            d = known if known > own_depth else own_depth
+        # a result of emits alone (bounded_result(None, emitted), inline): the prefix's and suffix's emits nest
+        # d deep (kept with their entries), so only the middle's emits are looked at
         if not emitted:
             return None
+        for k in middle_emits:
+            v = emitted.get(k)
+            c = v.__class__
+            if c is Record or c is tuple:
+                vd = depth_of(v)
+                if vd > d:
+                    d = vd
+        d += 1
         value = Record(emitted)
-        d = deepest(map(emitted.get, middle_emits or ()), d) + 1
         value._depth = d
-        return nesting_bounded(value, d, rt, pos)
+        limits = rt.limits
+        if d > 1 and (d > limits["nesting"] or len(value) > limits["list"] or len(value) >= CELLS_PER_STEP):
+            return check_size(value, d, rt, pos)
+        return value
+
     return run_cached
 
 

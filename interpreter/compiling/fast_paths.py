@@ -201,6 +201,40 @@ def _direct_record(specs: tuple, slow: Fn, record: bool = True) -> Fn:
     """A record of literals, locals and locals' fields (``_direct_fields``) read in one closure, with no call per
     field; with ``record`` False, a plain dict (a call's arguments, which become the callee's locals). Any miss
     calls ``slow``: the positioned error, or a roll's field."""
+    n = next((i for i, (_, t, _a, _b) in enumerate(specs) if not t), len(specs))    # the leading locals
+    literals = {k: a for k, t, a, b in specs[n:] if not t and b is None}    # then only literals?
+    if 1 <= n <= 4 and len(literals) == len(specs) - n:
+        # up to four locals (a call's arguments, mostly), then literals: a dict display, without a
+        # comprehension's frame
+        (k1, a1), (k2, a2), (k3, a3), (k4, a4) = [(k, a) for k, _, a, _b in specs[:n]] + [(None, None)] * (4 - n)
+
+        def few_locals(env, rt):
+            try:
+                d = {k1: env[a1]} if n == 1 else {k1: env[a1], k2: env[a2]} if n == 2 else \
+                    {k1: env[a1], k2: env[a2], k3: env[a3]} if n == 3 else \
+                    {k1: env[a1], k2: env[a2], k3: env[a3], k4: env[a4]}
+            except KeyError:
+                return slow(env, rt)
+            if literals:
+                d.update(literals)
+            return Record(d) if record else d
+        return few_locals
+    n = len(specs)
+    if 1 <= n <= 4 and all(b is not None for _, _t, _a, b in specs):
+        # up to four fields of locals (a record of a unit's or a check's fields): as above
+        (k1, a1, b1), (k2, a2, b2), (k3, a3, b3), (k4, a4, b4) = \
+            [(k, a, b) for k, _, a, b in specs] + [(None, None, None)] * (4 - n)
+
+        def few_fields(env, rt):
+            try:
+                d = {k1: env[a1][b1]} if n == 1 else {k1: env[a1][b1], k2: env[a2][b2]} if n == 2 else \
+                    {k1: env[a1][b1], k2: env[a2][b2], k3: env[a3][b3]} if n == 3 else \
+                    {k1: env[a1][b1], k2: env[a2][b2], k3: env[a3][b3], k4: env[a4][b4]}
+            except (KeyError, TypeError):
+                return slow(env, rt)
+            return Record(d) if record else d
+        return few_fields
+
     def mapping(env, rt):
         try:
             d = {k: env[a] if t else env[a][b] if b else a for k, t, a, b in specs}
