@@ -218,6 +218,15 @@ class MissingFactError(AdjudicationError):
     code = "missing-fact"
 
 
+class RejectedInputError(AdjudicationError):
+    """A ``reject`` statement: the situation contradicts itself or its map (a unit stated in a hex the map
+    places it elsewhere), so it is an input error (exit 2), not a question the rules leave open."""
+
+    exit_code = 2
+    kind = "rejected input"
+    code = "rejected-input"
+
+
 class MissingFact(BuiltinArgumentError):
     """Raised by the ``missing_fact`` builtin (``derive`` without a map or a stated value)."""
 

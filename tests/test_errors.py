@@ -236,3 +236,26 @@ def test_a_text_parsed_before_keeps_its_own_place_and_its_error():
             parse_module(bad, "c.ump")
         errors.append(str(e.value))
     assert errors[0] == errors[1] and "c.ump:2" in errors[0]
+
+
+def test_reject_stops_with_an_input_error_where_fail_cannot_adjudicate(tmp_path, cli):
+    """`reject` is for a situation that contradicts itself (exit 2, like a missing fact); `fail` for a
+    question the rules leave open (exit 1); both stop at the statement's line, in the ruleset's words."""
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure placed(stated: text, mapped: text):\n"
+                                    "    if stated != mapped:\n"
+                                    "        reject \"stated in {stated}, but the map places it in {mapped}\" cite \"1.1\"\n"
+                                    "    if stated == \"off\":\n"
+                                    "        fail \"no rule covers a unit off the board\"\n"
+                                    "    return stated\n"})
+    contradicted = root / "situations" / "contradicted.yaml"
+    contradicted.write_text("ruleset: ..\nprocedure: placed\ninputs: {stated: A1, mapped: B2}\n")
+    unsettled = root / "situations" / "unsettled.yaml"
+    unsettled.write_text("ruleset: ..\nprocedure: placed\ninputs: {stated: \"off\", mapped: \"off\"}\n")
+    code, out, err = cli("resolve", contradicted)
+    assert code == 2 and "extra.ump:3:9" in out + err and "stated in A1, but the map places it in B2" in out + err
+    code, out, err = cli("resolve", unsettled)
+    assert code == 1 and "extra.ump:5:9" in out + err and "no rule covers a unit off the board" in out + err
+    code, out, err = cli("resolve", contradicted, "--json")
+    assert code == 2 and '"rejected-input"' in out
+    assert cli("check", root)[0] == 0

@@ -7,7 +7,7 @@ A statement's traced closure writes its trace line when ``rt.trace`` is set; its
 from __future__ import annotations
 
 from ..analysis.caching import EMIT as _EMIT
-from ..errors import AdjudicationError, LimitError, Refusal
+from ..errors import AdjudicationError, LimitError, Refusal, RejectedInputError
 from ..model.values import Record, Roll, brief, show, show_cut, type_name
 from ..reading import syntax as ast
 from ..runtime.operators import truth as _truth
@@ -179,9 +179,10 @@ class StatementCompiler(CompilerHost):
 
     def s_fail(self, s: ast.Fail, cite):
         message, pos = self.expr(s.message), s.pos
+        error = RejectedInputError if s.rejects else AdjudicationError
 
         def fail(env, rt):
-            raise AdjudicationError(show(message(env, rt)), pos, citation=cite)
+            raise error(show(message(env, rt)), pos, citation=cite)
         return fail
 
     def s_refuse(self, s: ast.Refuse, cite):

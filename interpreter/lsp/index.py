@@ -291,7 +291,7 @@ def _catalogues_named_by(r: Ruleset, field: str) -> list[str]:
     return [c for c in dict.fromkeys(found) if c in r.catalogues]
 
 
-_KEYWORDS = ("let", "set", "roll", "emit", "return", "note", "fail", "refuse", "choose", "if", "elif", "else",
+_KEYWORDS = ("let", "set", "roll", "emit", "return", "note", "fail", "reject", "refuse", "choose", "if", "elif", "else",
              "for each", "call", "lookup", "apply", "uncapped", "locate", "cite", "with", "and", "or", "not",
              "true", "false", "null")
 

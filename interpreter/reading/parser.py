@@ -439,6 +439,9 @@ class _ToAst(Transformer):
     def fail(self, meta, c):
         return ast.Fail(self._pos(meta), c[0])
 
+    def reject(self, meta, c):
+        return ast.Fail(self._pos(meta), c[0], rejects=True)
+
     def refuse(self, meta, c):
         return ast.Refuse(self._pos(meta), c[0])
 

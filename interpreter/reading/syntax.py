@@ -279,11 +279,14 @@ class Note(Statement):
 
 
 class Fail(Statement):
-    __slots__ = _fields = ('pos', 'message', 'cite', 'label')
+    """``fail`` (the rules cannot settle it, exit 1) or, with ``rejects``, ``reject`` (the situation
+    contradicts itself or its map: an input error, exit 2)."""
+    __slots__ = _fields = ('pos', 'message', 'cite', 'label', 'rejects')
     pos: Any
     message: Any
     cite: Any
     label: Any
+    rejects: Any
 
 
 class Refuse(Statement):
