@@ -129,8 +129,43 @@ def test_a_document_read_from_the_cache_is_the_document_read_from_its_file(cache
     from interpreter.reading.source import load_yaml
     for path, kind in [(FIXTURE / "situations" / "attack.yaml", "situation"), (FIXTURE / "tests" / "cases.yaml", "tests")]:
         load_cache.valid_document(path, kind)
+        load_cache.forget()                                  # a new process: read back from the entry
         cached = load_cache.valid_document(path, kind)
-        assert entries(cache_dir, "document") and cached == load_yaml(path)
+        fresh = load_yaml(path)
+        assert entries(cache_dir, "document") and cached == fresh and fresh == cached
+        assert cached.positions == fresh.positions and cached.key_positions == fresh.key_positions
+        assert cached.text_offsets == fresh.text_offsets and cached.at(("procedure",)) == fresh.at(("procedure",))
+
+
+def test_a_document_whose_stored_positions_are_malformed_takes_them_from_its_text(cache_dir):
+    from interpreter.reading.source import load_yaml
+    path = FIXTURE / "tests" / "cases.yaml"
+    load_cache.valid_document(path, "tests")
+    [entry] = entries(cache_dir, "document")
+    key = entry.name[len("document-"):-len(".json")]
+    found = load_cache.read("document", key)
+    assert found is not None and len(found[2]) == 3           # the data, then three position tables
+    load_cache.write("document", key, [], found[1], ['[["cases",0],"x"]', "{}", "[1]"])   # signed, but not tables
+    load_cache.forget()
+    doc = load_cache.valid_document(path, "tests")
+    fresh = load_yaml(path)
+    assert doc.data == fresh.data and doc.at(("cases", 1, "inputs")) == fresh.at(("cases", 1, "inputs"))
+    assert doc.key_positions == fresh.key_positions and doc.text_offsets == fresh.text_offsets
+
+
+def test_a_failing_case_is_reported_at_its_place_from_a_warm_cache(tmp_path, cache_dir, cli):
+    root = write_ruleset(tmp_path, {})
+    cases = root / "tests" / "cases.yaml"
+    cases.write_text(cases.read_text().replace("expect: {state: pinned, final_dr: 7}",
+                                               "expect: {state: broken, final_dr: 7}"))
+    runs = []
+    for _ in range(3):                                       # filling the cache, then from it (twice)
+        api.clear_cache()
+        load_cache.forget()
+        runs.append(cli("test", root))
+    assert runs[0] == runs[1] == runs[2]
+    code, out, _ = runs[2]
+    assert code == 1 and "FAIL FIX-2" in out and f"at {cases}:8:5" in out and "expected 'broken'" in out
 
 
 def test_overlays_are_part_of_the_entry(cache_dir):

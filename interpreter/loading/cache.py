@@ -47,9 +47,10 @@ from .. import __version__
 from ..reading import shipped
 from ..reading.source import read_regular
 
-FORMAT = 3
+FORMAT = 4
 """Changes whenever the layout of an entry or of the encoded model changes (2: entries carry a MAC; 3: a procedure's
-fields are stored apart from the model, like its body)."""
+fields are stored apart from the model, like its body; 4: a document's position tables are lines of their own, read
+when a position is first asked for, and plain data is stored as plain JSON)."""
 
 MAX_ENTRY_BYTES = 64_000_000
 """Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""
@@ -489,7 +490,7 @@ def _read_valid(path, kind: str, text: str | None):
 def _document_from(found, file: str, text: str):
     from .codec import load_document
     try:
-        return load_document(file, text, found[1])
+        return load_document(file, text, found[1], [line.decode("utf-8") for line in found[2]])
     except Exception:   # a malformed entry is a miss
         return None
 
@@ -497,10 +498,10 @@ def _document_from(found, file: str, text: str):
 def _save_document(key: str, doc) -> None:
     from .codec import dump_document
     try:
-        main = dump_document(doc)
+        main, tables = dump_document(doc)
     except Exception:
         return
-    write("document", key, [], main)
+    write("document", key, [], main, tables)
 
 
 def checked_once(what: str, ruleset_key: str | None, value, check) -> None:

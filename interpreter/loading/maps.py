@@ -7,6 +7,8 @@ the map. The result is one map value (model/hexmap.py), which fills the procedur
 
 from __future__ import annotations
 
+import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError, did_you_mean
@@ -14,6 +16,36 @@ from ..model.hexmap import _widths, build_map, label_text, place
 from ..model.ruleset import Ruleset
 from ..model.values import Record, freeze
 from ..reading.source import Document, referenced_file
+
+
+def referenced_at(base: Path | str, name: str, doc: Document, path: tuple, what: str) -> Path:
+    """``referenced_file`` for a name written at ``path`` in ``doc``: the document's position is looked up only
+    when the file is not there (a cached document decodes its positions when first asked for one)."""
+    found = Path(base) / name
+    try:
+        if stat.S_ISREG(found.stat().st_mode):
+            return found
+    except (OSError, ValueError):
+        pass
+    return referenced_file(base, name, doc.at(path), what)
+
+
+class Places(Sequence):
+    """The positions of the ``count`` items of the list at ``path`` in ``doc`` (given dice entries), each looked
+    up when first asked for: only an entry that is reported needs its place."""
+
+    def __init__(self, doc: Document, path: tuple, count: int):
+        self.doc, self.path, self.size = doc, path, count
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.size))]
+        if not -self.size <= i < self.size:
+            raise IndexError(i)
+        return self.doc.at(self.path + (i % self.size,))
 
 
 def map_params(proc) -> list[str]:
@@ -35,7 +67,7 @@ def load_board(ruleset: Ruleset, doc: Document, path: tuple, data: dict, placed:
         return None
     if isinstance(spec, str):
         from .cache import valid_document
-        file = referenced_file(Path(doc.file).parent, spec, doc.at(path + ("map",)), "map")
+        file = referenced_at(Path(doc.file).parent, spec, doc, path + ("map",), "map")
         map_doc, map_path = valid_document(file, "map"), ()
     else:
         from ..reading.schema import validate_value, validator
