@@ -523,9 +523,9 @@ def test_an_entry_edited_and_re_checksummed_without_the_secret_changes_nothing(c
 
 
 def _value_key(what, rkey, value) -> str:
-    files, body, _ = dumps(value)
-    return load_cache.content_key("valid", [("what", what), ("ruleset", rkey), ("files", "\n".join(files)),
-                                            ("value", body)])
+    key = load_cache.value_key(what, rkey, value)      # the key a process that checked it would remember
+    assert key is not None
+    return key
 
 
 def test_a_planted_valid_entry_cannot_skip_the_inputs_schema(cache_dir):
@@ -542,6 +542,17 @@ def test_a_planted_valid_entry_cannot_skip_the_inputs_schema(cache_dir):
         raise InputError("range: expected a whole number")
     with pytest.raises(InputError):
         load_cache.checked_once(what, rkey, value, check)
+
+
+def test_values_that_differ_in_kind_are_remembered_apart():
+    from fractions import Fraction
+
+    from interpreter.model.values import Record
+    values = [{"a": [1]}, {"a": (1,)}, Record({"a": [1]}), {"a": [1.0]}, {"a": [True]}, {1: [1]}, {"1": [1]},
+              {"a": [Fraction(1)]}, {"a": ["1"]}, [{"a": [1]}]]
+    keys = [load_cache.value_key("inputs", "k" * 64, v) for v in values]
+    assert None not in keys and len(set(keys)) == len(values)
+    assert load_cache.value_key("inputs", "k" * 64, {"a": [1]}) == keys[0]      # the same value, the same key
 
 
 def test_values_that_passed_are_one_entry_per_ruleset_and_a_new_process_skips_them(cache_dir):

@@ -198,8 +198,22 @@ def _mac(secret: bytes, header: dict) -> str:
                     "surrogatepass"), hashlib.sha256).hexdigest()
 
 
+_LOCATIONS: dict = {}     # the environment variables location() reads -> its answer
+
+
 def location() -> Path | None:
     """Where the cache folder is (or would be), on or off; None without a home folder to put it in."""
+    env = os.environ
+    asked = (env.get("UMPIRE_CACHE_DIR"), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+    if asked in _LOCATIONS:
+        return _LOCATIONS[asked]
+    if len(_LOCATIONS) >= 64:
+        _LOCATIONS.clear()
+    found = _LOCATIONS[asked] = _location()
+    return found
+
+
+def _location() -> Path | None:
     chosen = os.environ.get("UMPIRE_CACHE_DIR")
     if chosen:
         return Path(chosen)
@@ -514,14 +528,10 @@ def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
     if ruleset_key is None or base is None:
         check()
         return
-    from .codec import dumps
-    try:
-        files, body, _ = dumps(value)
-    except Exception:
+    key = value_key(what, ruleset_key, value)
+    if key is None:
         check()
         return
-    key = content_key("valid", [("what", what), ("ruleset", ruleset_key), ("files", "\n".join(files)),
-                                ("value", body)])
     known = _passed(base, ruleset_key)
     if key in known:
         return
@@ -533,6 +543,23 @@ def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
         import atexit
         atexit.register(save_passed)
     _PASSED_UNSAVED.add((base, ruleset_key))
+
+
+def value_key(what: str, ruleset_key: str, value) -> str | None:
+    """The key under which ``value`` passing its ``what`` check for this ruleset is remembered (None: ``value``
+    cannot be stored as data). Plain JSON data (a situation's inputs, as YAML gives them) is written as plain
+    JSON, marked ``P`` (no stored value's text starts so), anything else as the codec stores it."""
+    from .codec import dumps, plain
+    if plain(value):
+        files: list[str] = []
+        body = "P" + json.dumps(value, separators=(",", ":"), allow_nan=True)
+    else:
+        try:
+            files, body, _ = dumps(value)
+        except Exception:
+            return None
+    return content_key("valid", [("what", what), ("ruleset", ruleset_key), ("files", "\n".join(files)),
+                                 ("value", body)])
 
 
 PASSED_KEPT = 50_000       # value keys kept per ruleset before its set starts again

@@ -320,14 +320,14 @@ def loads(files: list[str], text: str, bodies: list | tuple = ()):
     return Decoder(files, bodies).loads(text)
 
 
-def _plain(v) -> bool:
+def plain(v) -> bool:
     """Whether ``v`` is JSON as it stands (text-keyed dicts, lists, text, numbers, true/false/null), so it reads
     back the same from plain JSON, with no tags to rebuild."""
     cls = v.__class__
     if cls is dict:
-        return all(k.__class__ is str and _plain(x) for k, x in v.items())
+        return all(k.__class__ is str and plain(x) for k, x in v.items())
     if cls is list:
-        return all(_plain(x) for x in v)
+        return all(plain(x) for x in v)
     return v is None or cls is str or cls is int or cls is float or cls is bool
 
 
@@ -343,7 +343,7 @@ def dump_document(doc) -> tuple[str, list[str]]:
                 raise CodecError("a document's positions are in its own file")
             out.append([list(path), pos.line, pos.column] + ([list(pos.end)] if pos.end is not None else []))
         return json.dumps(out, separators=(",", ":"), allow_nan=True)
-    data = ("P" + json.dumps(doc.data, separators=(",", ":"), allow_nan=True) if _plain(doc.data) else
+    data = ("P" + json.dumps(doc.data, separators=(",", ":"), allow_nan=True) if plain(doc.data) else
             "T" + json.dumps(Encoder().encode(doc.data), separators=(",", ":"), allow_nan=True))
     return data, [rows(doc.positions), rows(doc.key_positions),
                   json.dumps([[list(p), offset] for p, offset in doc.text_offsets.items()], separators=(",", ":"))]
@@ -398,7 +398,7 @@ def _stored_document_class():
             return all(getattr(self, f) == getattr(other, f)
                        for f in ("file", "data", "positions", "key_positions", "text_offsets", "text"))
 
-        __hash__ = None     # type: ignore[assignment]   # as a Document's: it is mutable
+        __hash__ = None     # as a Document's: it is mutable
 
         positions = property(lambda self: self._tables()["positions"],
                              lambda self, v: self.__dict__.__setitem__("positions", v))

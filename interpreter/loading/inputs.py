@@ -8,6 +8,7 @@ their catalogue entry and field defaults.
 
 from __future__ import annotations
 
+import weakref
 from fractions import Fraction
 from typing import Any, cast
 
@@ -198,6 +199,27 @@ def _check_field_names(value: Any, doc: Document, path: tuple) -> None:
             _check_field_names(v, doc, path + (i,))
 
 
+_DEFAULTS: dict = {}
+"""(id of a ruleset, id of one of its types) -> (weak references to both, the type's field defaults): a ruleset
+that is let go is not kept alive by it."""
+
+
+def _defaults(ruleset: Ruleset, t: TypeDef) -> list:
+    """The type's fields with a default, as (name, default, None or the type to complete it as), worked out once
+    per ruleset and type rather than for every record given: a record-typed field's default is completed like
+    a given record (its own field defaults)."""
+    found = _DEFAULTS.get((id(ruleset), id(t)))
+    if found is not None and found[0]() is ruleset and found[1]() is t:
+        return found[2]
+    plan = [(name, f.default, f.type if isinstance(f.default, (dict, list)) and not isinstance(f.type, tuple)
+             and (f.type.name in ruleset.types or f.type.name == "list") else None)
+            for name, f in t.fields.items() if f.has_default]
+    if len(_DEFAULTS) >= 4096:
+        _DEFAULTS.clear()
+    _DEFAULTS[(id(ruleset), id(t))] = (weakref.ref(ruleset), weakref.ref(t), plan)
+    return plan
+
+
 def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, path: tuple) -> Record:
     """A record input: its catalogue entry's fields, then field defaults, then what was given."""
     data: dict = {}
@@ -210,12 +232,9 @@ def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, pa
             unlisted = key  # a counter the catalogue does not list: every field must be given inline
         else:
             data.update((k, v) for k, v in entry.items() if k != "source")
-    for name, f in t.fields.items():
-        if name not in data and f.has_default:
-            # a record-typed field's default is completed like a given record (its own field defaults)
-            data[name] = (coerce(ruleset, f.type, f.default, doc, path + (name,))
-                          if isinstance(f.default, (dict, list)) and not isinstance(f.type, tuple)
-                          and (f.type.name in ruleset.types or f.type.name == "list") else f.default)
+    for name, default, ref in _defaults(ruleset, t):
+        if name not in data:
+            data[name] = default if ref is None else coerce(ruleset, ref, default, doc, path + (name,))
     for name, v in value.items():
         data[name] = coerce(ruleset, t.fields[name].type, v, doc, path + (name,))
     missing = [n for n in t.fields if n not in data]
