@@ -18,7 +18,7 @@ from ..errors import ErrorCollector, InputError, Position
 from ..loading.cache import valid_document
 from ..loading.loader import find_root
 from ..loading.maps import Places, referenced_at
-from ..model.values import exact, show, thaw
+from ..model.values import Roll, exact, show, thaw
 
 
 @dataclass
@@ -165,15 +165,25 @@ def run_case(case: Case, ruleset=None, trace: bool = True) -> CaseResult:
         if outcome.status != "ok":
             problems.append(f"the adjudication ended {outcome.status}: {outcome.reason}")
     if "expect" in data and outcome.status == "ok":
-        problems += compare(data["expect"], thaw(outcome.value))
+        problems += compare(data["expect"], outcome.value)
     if "expect" not in data and "expect_error" not in data and "expect_refused" not in data:
         problems.append("this case states no expectation (expect, expect_error or expect_refused)")
     return CaseResult(case, not problems, problems, outcome)
 
 
+def _thawed_here(value: Any) -> Any:
+    """``value`` as ``thaw`` gives it, at its top level only: a record or list keeps its parts as they are, to
+    be thawed when compared (a case names a few fields of a result that may hold a whole board)."""
+    if isinstance(value, Roll) or not isinstance(value, (dict, list, tuple)):
+        return thaw(value)
+    return list(value) if isinstance(value, tuple) else value
+
+
 def compare(expected: Any, actual: Any, path: str = "") -> list[str]:
-    """Differences between what a case expects and what the adjudication gave (subset match for records)."""
+    """Differences between what a case expects and what the adjudication gave (subset match for records).
+    ``actual`` is a result as the adjudication gives it, or as ``thaw`` makes it data: the same differences."""
     where = path or "result"
+    actual = _thawed_here(actual)
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return [f"{where}: expected a record with {', '.join(expected)}, got {_short(actual)}"]
@@ -218,5 +228,6 @@ def _equal(expected, actual) -> bool:
 
 
 def _short(v) -> str:
+    v = thaw(v)
     text = repr(v) if not isinstance(v, str) else f"'{v}'"
     return text if len(text) < 120 else text[:117] + "..."
