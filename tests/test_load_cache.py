@@ -603,3 +603,19 @@ def test_a_fifo_at_an_entry_s_name_is_a_miss_and_never_blocks(cache_dir, cli):
     api.clear_cache()
     with hang_guard(60):
         assert cli("resolve", situation) == expected
+
+
+def test_inputs_that_passed_in_a_file_are_checked_again_once_the_file_changes(tmp_path, cache_dir, cli):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": "procedure twice(n: int):\n    return n * 2\n"})
+    situation = root / "situations" / "twice.yaml"
+    situation.write_text("ruleset: ..\nprocedure: twice\ninputs:\n  n: 3\n")
+    for _ in range(2):                                       # filling the cache, then from it
+        api.clear_cache()
+        load_cache.forget()
+        code, out, err = cli("resolve", situation)
+        assert code == 0 and "6" in out, out + err
+    situation.write_text("ruleset: ..\nprocedure: twice\ninputs:\n  n: three\n")
+    api.clear_cache()
+    load_cache.forget()
+    code, _, err = cli("resolve", situation)
+    assert code == 2 and "twice.yaml:4:6" in err

@@ -490,6 +490,7 @@ def valid_document(path, kind: str, text: str | None = None):
     if len(_DOCUMENTS) >= _DOCUMENTS_KEPT:
         _DOCUMENTS.clear()
     _DOCUMENTS[key] = doc
+    doc.cache_key = key      # what its content is known by: a value in it can be named by this key and its path
     return doc
 
 
@@ -518,17 +519,21 @@ def _save_document(key: str, doc) -> None:
     write("document", key, [], main, tables)
 
 
-def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
+def checked_once(what: str, ruleset_key: str | None, value, check, doc=None, path: tuple = ()) -> None:
     """Run ``check()`` (which raises if ``value`` is wrong) unless it passed before for the same ruleset and value.
 
     The values that passed are kept as one entry per ruleset (a set of their keys), read once per process and
     written back when the process ends: ``umpire test`` of a ruleset's cases reads one entry, not one a case.
+    A value that is the one at ``path`` in ``doc``, a document read by ``valid_document`` from a file, is named by
+    the document's key and that path, without encoding it.
     """
     base = folder()
     if ruleset_key is None or base is None:
         check()
         return
-    key = value_key(what, ruleset_key, value)
+    key = _place_key(what, ruleset_key, value, doc, path) if doc is not None else None
+    if key is None:
+        key = value_key(what, ruleset_key, value)
     if key is None:
         check()
         return
@@ -543,6 +548,24 @@ def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
         import atexit
         atexit.register(save_passed)
     _PASSED_UNSAVED.add((base, ruleset_key))
+
+
+def _place_key(what: str, ruleset_key: str, value, doc, path: tuple) -> str | None:
+    """The key of the value at ``path`` in ``doc`` when ``value`` is that very value and the document's content
+    is known by its key (documents are never changed); else None."""
+    doc_key = getattr(doc, "cache_key", None)
+    if doc_key is None:
+        return None
+    here = doc.data
+    for p in path:
+        try:
+            here = here[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    if here is not value:
+        return None
+    return content_key("valid", [("what", what), ("ruleset", ruleset_key), ("document", doc_key),
+                                 ("path", json.dumps(list(path)))])
 
 
 def value_key(what: str, ruleset_key: str, value) -> str | None:

@@ -107,7 +107,7 @@ def check_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document,
     from ..reading.schema import validate_value
     from .cache import checked_once
     checked_once(f"inputs of {proc.name}", ruleset.cache_key, inputs,
-                 lambda: validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs"))
+                 lambda: validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs"), doc, path)
 
 
 def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> dict:
