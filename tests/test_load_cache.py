@@ -619,3 +619,25 @@ def test_inputs_that_passed_in_a_file_are_checked_again_once_the_file_changes(tm
     load_cache.forget()
     code, _, err = cli("resolve", situation)
     assert code == 2 and "twice.yaml:4:6" in err
+
+
+def test_cases_sharing_a_map_file_share_its_map_until_the_file_changes(tmp_path, cache_dir):
+    import shutil
+
+    from interpreter.loading.maps import load_board
+    from interpreter.reading.source import load_yaml
+    root = tmp_path / "board"
+    shutil.copytree(FIXTURE.parent / "board", root)
+    ruleset = api.load_ruleset(root)
+    here = root / "situations" / "here.yaml"
+    here.write_text("map: ../maps/field.yaml\n")
+    doc = load_yaml(here)
+
+    def board():
+        return load_board(ruleset, doc, (), doc.data)
+    first = board()
+    assert board()["hexes"] is first["hexes"]                # built once
+    field = root / "maps" / "field.yaml"
+    field.write_text(field.read_text().replace('"0202": {terrain: woods}', '"0202": {terrain: open_ground}'))
+    changed = board()
+    assert changed["hexes"]["0202"]["terrain"] == "open_ground" and first["hexes"]["0202"]["terrain"] == "woods"

@@ -8,6 +8,7 @@ the map. The result is one map value (model/hexmap.py), which fills the procedur
 from __future__ import annotations
 
 import stat
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,13 +69,32 @@ def load_board(ruleset: Ruleset, doc: Document, path: tuple, data: dict, placed:
     if isinstance(spec, str):
         from .cache import valid_document
         file = referenced_at(Path(doc.file).parent, spec, doc, path + ("map",), "map")
-        map_doc, map_path = valid_document(file, "map"), ()
+        board = _map_file(ruleset, valid_document(file, "map"))
     else:
         from ..reading.schema import validate_value, validator
         validate_value(spec, validator("map").schema, doc, path + ("map",), "map")
-        map_doc, map_path = doc, path + ("map",)
-    board = _read_map(ruleset, map_doc, map_path)
+        board = _read_map(ruleset, doc, path + ("map",))
     return _place(board, pdoc, ppath, pdata)
+
+
+_BOARDS: dict = {}
+"""(id of a ruleset, key of a map file's content) -> (a weak reference to the ruleset, the map value): the test
+cases of a file that share a map file build its map once (a map value never changes)."""
+BOARDS_KEPT = 32
+
+
+def _map_file(ruleset: Ruleset, doc: Document) -> Record:
+    key = getattr(doc, "cache_key", None)
+    if key is None:
+        return _read_map(ruleset, doc, ())
+    found = _BOARDS.get((id(ruleset), key))
+    if found is not None and found[0]() is ruleset:
+        return found[1]
+    board = _read_map(ruleset, doc, ())
+    if len(_BOARDS) >= BOARDS_KEPT:
+        _BOARDS.clear()
+    _BOARDS[(id(ruleset), key)] = (weakref.ref(ruleset), board)
+    return board
 
 
 def _read_map(ruleset: Ruleset, doc: Document, path: tuple) -> Record:
