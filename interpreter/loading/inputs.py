@@ -12,7 +12,7 @@ import weakref
 from fractions import Fraction
 from typing import Any, cast
 
-from ..errors import ErrorCollector, InputError, did_you_mean
+from ..errors import InputError, InputErrors, did_you_mean
 from ..model.ruleset import Procedure, Ruleset, TypeDef
 from ..model.values import Record, exact, freeze, thaw
 from ..reading import syntax as ast
@@ -120,12 +120,17 @@ def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Documen
                              "move it to `map:` beside `inputs:`")
     check_inputs(ruleset, proc, inputs, doc, path)
     args = {}
-    errors = ErrorCollector()
-    for p in proc.params:
+    errors: list[InputError] = []     # every input's error at once, as an ErrorCollector gathers them (without
+    for p in proc.params:             # its context manager for each input of each situation)
         if p.name in inputs:
-            with errors.attempt():
+            try:
                 args[p.name] = coerce(ruleset, p.type, inputs[p.name], doc, path + (p.name,))
-    errors.raise_any()
+            except InputErrors as e:
+                errors += e.errors
+            except InputError as e:
+                errors.append(e)
+    if errors:
+        raise InputErrors(errors)
     return args
 
 
