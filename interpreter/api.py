@@ -10,6 +10,7 @@ and test cases load once. Procedures are compiled the first time they run.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,7 @@ class Situation:
     procedure: Procedure
     args: dict
     dice: list
-    dice_positions: list
+    dice_positions: Sequence     # where each given dice entry is written (a list, or looked up when asked)
     choices: dict
     seed: int | None
     title: str | None = None
@@ -192,10 +193,12 @@ def situation_from(doc: Document, path: tuple, data: dict, ruleset: Ruleset, boa
     elsewhere (a test case reusing a situation), is where its map and its placements are: two (document, path
     of a mapping in it, the mapping)."""
     from .loading.inputs import prepare_inputs
-    proc = find_procedure(ruleset, data["procedure"], doc.at(path + ("procedure",)))
+    from .loading.maps import Places
+    proc = ruleset.procedures.get(data["procedure"]) or \
+        find_procedure(ruleset, data["procedure"], doc.at(path + ("procedure",)))
     args = prepare_inputs(ruleset, proc, data.get("inputs") or {}, doc, path + ("inputs",))
     dice = list(data.get("dice") or [])
-    positions = [doc.at(path + ("dice", i)) for i in range(len(dice))]
+    positions = Places(doc, path + ("dice",), len(dice))
     choices = dict(data.get("choices") or {})
     check_choices(ruleset, proc, choices, doc, path + ("choices",))
     s = Situation(doc.file, doc, ruleset, proc, args, dice, positions, choices,

@@ -129,8 +129,43 @@ def test_a_document_read_from_the_cache_is_the_document_read_from_its_file(cache
     from interpreter.reading.source import load_yaml
     for path, kind in [(FIXTURE / "situations" / "attack.yaml", "situation"), (FIXTURE / "tests" / "cases.yaml", "tests")]:
         load_cache.valid_document(path, kind)
+        load_cache.forget()                                  # a new process: read back from the entry
         cached = load_cache.valid_document(path, kind)
-        assert entries(cache_dir, "document") and cached == load_yaml(path)
+        fresh = load_yaml(path)
+        assert entries(cache_dir, "document") and cached == fresh and fresh == cached
+        assert cached.positions == fresh.positions and cached.key_positions == fresh.key_positions
+        assert cached.text_offsets == fresh.text_offsets and cached.at(("procedure",)) == fresh.at(("procedure",))
+
+
+def test_a_document_whose_stored_positions_are_malformed_takes_them_from_its_text(cache_dir):
+    from interpreter.reading.source import load_yaml
+    path = FIXTURE / "tests" / "cases.yaml"
+    load_cache.valid_document(path, "tests")
+    [entry] = entries(cache_dir, "document")
+    key = entry.name[len("document-"):-len(".json")]
+    found = load_cache.read("document", key)
+    assert found is not None and len(found[2]) == 3           # the data, then three position tables
+    load_cache.write("document", key, [], found[1], ['[["cases",0],"x"]', "{}", "[1]"])   # signed, but not tables
+    load_cache.forget()
+    doc = load_cache.valid_document(path, "tests")
+    fresh = load_yaml(path)
+    assert doc.data == fresh.data and doc.at(("cases", 1, "inputs")) == fresh.at(("cases", 1, "inputs"))
+    assert doc.key_positions == fresh.key_positions and doc.text_offsets == fresh.text_offsets
+
+
+def test_a_failing_case_is_reported_at_its_place_from_a_warm_cache(tmp_path, cache_dir, cli):
+    root = write_ruleset(tmp_path, {})
+    cases = root / "tests" / "cases.yaml"
+    cases.write_text(cases.read_text().replace("expect: {state: pinned, final_dr: 7}",
+                                               "expect: {state: broken, final_dr: 7}"))
+    runs = []
+    for _ in range(3):                                       # filling the cache, then from it (twice)
+        api.clear_cache()
+        load_cache.forget()
+        runs.append(cli("test", root))
+    assert runs[0] == runs[1] == runs[2]
+    code, out, _ = runs[2]
+    assert code == 1 and "FAIL FIX-2" in out and f"at {cases}:8:5" in out and "expected 'broken'" in out
 
 
 def test_overlays_are_part_of_the_entry(cache_dir):
@@ -488,9 +523,9 @@ def test_an_entry_edited_and_re_checksummed_without_the_secret_changes_nothing(c
 
 
 def _value_key(what, rkey, value) -> str:
-    files, body, _ = dumps(value)
-    return load_cache.content_key("valid", [("what", what), ("ruleset", rkey), ("files", "\n".join(files)),
-                                            ("value", body)])
+    key = load_cache.value_key(what, rkey, value)      # the key a process that checked it would remember
+    assert key is not None
+    return key
 
 
 def test_a_planted_valid_entry_cannot_skip_the_inputs_schema(cache_dir):
@@ -507,6 +542,17 @@ def test_a_planted_valid_entry_cannot_skip_the_inputs_schema(cache_dir):
         raise InputError("range: expected a whole number")
     with pytest.raises(InputError):
         load_cache.checked_once(what, rkey, value, check)
+
+
+def test_values_that_differ_in_kind_are_remembered_apart():
+    from fractions import Fraction
+
+    from interpreter.model.values import Record
+    values = [{"a": [1]}, {"a": (1,)}, Record({"a": [1]}), {"a": [1.0]}, {"a": [True]}, {1: [1]}, {"1": [1]},
+              {"a": [Fraction(1)]}, {"a": ["1"]}, [{"a": [1]}]]
+    keys = [load_cache.value_key("inputs", "k" * 64, v) for v in values]
+    assert None not in keys and len(set(keys)) == len(values)
+    assert load_cache.value_key("inputs", "k" * 64, {"a": [1]}) == keys[0]      # the same value, the same key
 
 
 def test_values_that_passed_are_one_entry_per_ruleset_and_a_new_process_skips_them(cache_dir):
@@ -557,3 +603,41 @@ def test_a_fifo_at_an_entry_s_name_is_a_miss_and_never_blocks(cache_dir, cli):
     api.clear_cache()
     with hang_guard(60):
         assert cli("resolve", situation) == expected
+
+
+def test_inputs_that_passed_in_a_file_are_checked_again_once_the_file_changes(tmp_path, cache_dir, cli):
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": "procedure twice(n: int):\n    return n * 2\n"})
+    situation = root / "situations" / "twice.yaml"
+    situation.write_text("ruleset: ..\nprocedure: twice\ninputs:\n  n: 3\n")
+    for _ in range(2):                                       # filling the cache, then from it
+        api.clear_cache()
+        load_cache.forget()
+        code, out, err = cli("resolve", situation)
+        assert code == 0 and "6" in out, out + err
+    situation.write_text("ruleset: ..\nprocedure: twice\ninputs:\n  n: three\n")
+    api.clear_cache()
+    load_cache.forget()
+    code, _, err = cli("resolve", situation)
+    assert code == 2 and "twice.yaml:4:6" in err
+
+
+def test_cases_sharing_a_map_file_share_its_map_until_the_file_changes(tmp_path, cache_dir):
+    import shutil
+
+    from interpreter.loading.maps import load_board
+    from interpreter.reading.source import load_yaml
+    root = tmp_path / "board"
+    shutil.copytree(FIXTURE.parent / "board", root)
+    ruleset = api.load_ruleset(root)
+    here = root / "situations" / "here.yaml"
+    here.write_text("map: ../maps/field.yaml\n")
+    doc = load_yaml(here)
+
+    def board():
+        return load_board(ruleset, doc, (), doc.data)
+    first = board()
+    assert board()["hexes"] is first["hexes"]                # built once
+    field = root / "maps" / "field.yaml"
+    field.write_text(field.read_text().replace('"0202": {terrain: woods}', '"0202": {terrain: open_ground}'))
+    changed = board()
+    assert changed["hexes"]["0202"]["terrain"] == "open_ground" and first["hexes"]["0202"]["terrain"] == "woods"

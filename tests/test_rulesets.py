@@ -53,3 +53,19 @@ def test_ruleset_has_book_examples(root):
     cases = collect(root)
     assert len(cases) >= 3
     assert any(c.source for c in cases), "cases should cite the rulebook example they encode"
+
+
+def test_a_result_is_compared_as_the_data_it_thaws_to():
+    from fractions import Fraction
+
+    from interpreter.model.values import DEAD, Record, Roll, thaw
+    from interpreter.tools.testing import compare
+    result = Record({"fp": Fraction(7, 2), "roll": Roll((3, 4), ("white", "red")), "gone": DEAD,
+                     "units": (Record({"id": "A", "state": "broken", "fp": Fraction(4)}),), "hexes": (("A1", 2),)})
+    expectations = [{"fp": "7/2", "roll": {"final": 7}, "units": [{"id": "A", "fp": 4}]},           # as it is: no differences
+                    {"fp": 3.5, "roll": {"original": 7, "dice": [3, 4]}, "gone": None, "hexes": [["A1", 2]]},
+                    {"fp": 3, "roll": {"final": 8}, "units": [{"state": "ok", "more": 1}], "units.x": 1,
+                     "hexes": [["A1"]], "gone": {"a": 1}, "nothere": 1, "fp.a": 1}]
+    found = [compare(e, result) for e in expectations]
+    assert found == [compare(e, thaw(result)) for e in expectations]
+    assert found[0] == found[1] == [] and len(found[2]) == 9     # each wrong expectation found

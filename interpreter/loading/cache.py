@@ -47,9 +47,10 @@ from .. import __version__
 from ..reading import shipped
 from ..reading.source import read_regular
 
-FORMAT = 3
+FORMAT = 4
 """Changes whenever the layout of an entry or of the encoded model changes (2: entries carry a MAC; 3: a procedure's
-fields are stored apart from the model, like its body)."""
+fields are stored apart from the model, like its body; 4: a document's position tables are lines of their own, read
+when a position is first asked for, and plain data is stored as plain JSON)."""
 
 MAX_ENTRY_BYTES = 64_000_000
 """Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""
@@ -197,8 +198,22 @@ def _mac(secret: bytes, header: dict) -> str:
                     "surrogatepass"), hashlib.sha256).hexdigest()
 
 
+_LOCATIONS: dict = {}     # the environment variables location() reads -> its answer
+
+
 def location() -> Path | None:
     """Where the cache folder is (or would be), on or off; None without a home folder to put it in."""
+    env = os.environ
+    asked = (env.get("UMPIRE_CACHE_DIR"), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+    if asked in _LOCATIONS:
+        return _LOCATIONS[asked]
+    if len(_LOCATIONS) >= 64:
+        _LOCATIONS.clear()
+    found = _LOCATIONS[asked] = _location()
+    return found
+
+
+def _location() -> Path | None:
     chosen = os.environ.get("UMPIRE_CACHE_DIR")
     if chosen:
         return Path(chosen)
@@ -475,6 +490,7 @@ def valid_document(path, kind: str, text: str | None = None):
     if len(_DOCUMENTS) >= _DOCUMENTS_KEPT:
         _DOCUMENTS.clear()
     _DOCUMENTS[key] = doc
+    doc.cache_key = key      # what its content is known by: a value in it can be named by this key and its path
     return doc
 
 
@@ -489,7 +505,7 @@ def _read_valid(path, kind: str, text: str | None):
 def _document_from(found, file: str, text: str):
     from .codec import load_document
     try:
-        return load_document(file, text, found[1])
+        return load_document(file, text, found[1], [line.decode("utf-8") for line in found[2]])
     except Exception:   # a malformed entry is a miss
         return None
 
@@ -497,30 +513,30 @@ def _document_from(found, file: str, text: str):
 def _save_document(key: str, doc) -> None:
     from .codec import dump_document
     try:
-        main = dump_document(doc)
+        main, tables = dump_document(doc)
     except Exception:
         return
-    write("document", key, [], main)
+    write("document", key, [], main, tables)
 
 
-def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
+def checked_once(what: str, ruleset_key: str | None, value, check, doc=None, path: tuple = ()) -> None:
     """Run ``check()`` (which raises if ``value`` is wrong) unless it passed before for the same ruleset and value.
 
     The values that passed are kept as one entry per ruleset (a set of their keys), read once per process and
     written back when the process ends: ``umpire test`` of a ruleset's cases reads one entry, not one a case.
+    A value that is the one at ``path`` in ``doc``, a document read by ``valid_document`` from a file, is named by
+    the document's key and that path, without encoding it.
     """
     base = folder()
     if ruleset_key is None or base is None:
         check()
         return
-    from .codec import dumps
-    try:
-        files, body, _ = dumps(value)
-    except Exception:
+    key = _place_key(what, ruleset_key, value, doc, path) if doc is not None else None
+    if key is None:
+        key = value_key(what, ruleset_key, value)
+    if key is None:
         check()
         return
-    key = content_key("valid", [("what", what), ("ruleset", ruleset_key), ("files", "\n".join(files)),
-                                ("value", body)])
     known = _passed(base, ruleset_key)
     if key in known:
         return
@@ -532,6 +548,41 @@ def checked_once(what: str, ruleset_key: str | None, value, check) -> None:
         import atexit
         atexit.register(save_passed)
     _PASSED_UNSAVED.add((base, ruleset_key))
+
+
+def _place_key(what: str, ruleset_key: str, value, doc, path: tuple) -> str | None:
+    """The key of the value at ``path`` in ``doc`` when ``value`` is that very value and the document's content
+    is known by its key (documents are never changed); else None."""
+    doc_key = getattr(doc, "cache_key", None)
+    if doc_key is None:
+        return None
+    here = doc.data
+    for p in path:
+        try:
+            here = here[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    if here is not value:
+        return None
+    return content_key("valid", [("what", what), ("ruleset", ruleset_key), ("document", doc_key),
+                                 ("path", json.dumps(list(path)))])
+
+
+def value_key(what: str, ruleset_key: str, value) -> str | None:
+    """The key under which ``value`` passing its ``what`` check for this ruleset is remembered (None: ``value``
+    cannot be stored as data). Plain JSON data (a situation's inputs, as YAML gives them) is written as plain
+    JSON, marked ``P`` (no stored value's text starts so), anything else as the codec stores it."""
+    from .codec import dumps, plain
+    if plain(value):
+        files: list[str] = []
+        body = "P" + json.dumps(value, separators=(",", ":"), allow_nan=True)
+    else:
+        try:
+            files, body, _ = dumps(value)
+        except Exception:
+            return None
+    return content_key("valid", [("what", what), ("ruleset", ruleset_key), ("files", "\n".join(files)),
+                                 ("value", body)])
 
 
 PASSED_KEPT = 50_000       # value keys kept per ruleset before its set starts again

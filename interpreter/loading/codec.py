@@ -320,39 +320,112 @@ def loads(files: list[str], text: str, bodies: list | tuple = ()):
     return Decoder(files, bodies).loads(text)
 
 
-def dump_document(doc) -> str:
-    """A positioned YAML document (source.Document) as one JSON text: its data, then each position table as
-    rows of [path, line, column] (paths are lists of keys and indexes; every position is in ``doc.file``)."""
-    def rows(table: dict) -> list:
+def plain(v) -> bool:
+    """Whether ``v`` is JSON as it stands (text-keyed dicts, lists, text, numbers, true/false/null), so it reads
+    back the same from plain JSON, with no tags to rebuild."""
+    cls = v.__class__
+    if cls is dict:
+        return all(k.__class__ is str and plain(x) for k, x in v.items())
+    if cls is list:
+        return all(plain(x) for x in v)
+    return v is None or cls is str or cls is int or cls is float or cls is bool
+
+
+def dump_document(doc) -> tuple[str, list[str]]:
+    """A positioned YAML document (source.Document) as JSON texts: its data (plain JSON, marked ``P``, when it is
+    plain, as YAML data usually is; else tagged, marked ``T``), then each position table as rows of [path, line,
+    column] (paths are lists of keys and indexes; every position is in ``doc.file``), then the text offsets.
+    The tables are texts of their own, decoded only when a position is first asked for."""
+    def rows(table: dict) -> str:
         out = []
         for path, pos in table.items():
             if pos.file != doc.file:
                 raise CodecError("a document's positions are in its own file")
             out.append([list(path), pos.line, pos.column] + ([list(pos.end)] if pos.end is not None else []))
-        return out
-    return json.dumps([Encoder().encode(doc.data), rows(doc.positions), rows(doc.key_positions),
-                       [[list(p), offset] for p, offset in doc.text_offsets.items()]],
-                      separators=(",", ":"), allow_nan=True)
+        return json.dumps(out, separators=(",", ":"), allow_nan=True)
+    data = ("P" + json.dumps(doc.data, separators=(",", ":"), allow_nan=True) if plain(doc.data) else
+            "T" + json.dumps(Encoder().encode(doc.data), separators=(",", ":"), allow_nan=True))
+    return data, [rows(doc.positions), rows(doc.key_positions),
+                  json.dumps([[list(p), offset] for p, offset in doc.text_offsets.items()], separators=(",", ":"))]
 
 
-def load_document(file: str, text: str, stored: str | bytes):
-    """The Document ``dump_document`` stored, read from ``file`` whose content is ``text``."""
+def _table(file: str, rows: list, made: dict) -> dict:
+    out = {}
+    for row in rows:
+        if len(row) == 3:
+            at = (row[1], row[2])
+            pos = made.get(at)
+            if pos is None:
+                if not (row[1].__class__ is int and row[2].__class__ is int):
+                    raise CodecError("bad position")
+                pos = made[at] = Position(file, row[1], row[2])
+        else:
+            pos = Position(file, row[1], row[2], tuple(row[3]))
+        out[tuple(row[0])] = pos
+    return out
+
+
+def _stored_document_class():
     from ..reading.source import Document
-    data, positions, keys, offsets = Decoder([]).loads(stored)
-    made: dict = {}
 
-    def table(rows: list) -> dict:
-        out = {}
-        for row in rows:
-            if len(row) == 3:
-                at = (row[1], row[2])
-                pos = made.get(at)
-                if pos is None:
-                    pos = made[at] = Position(file, row[1], row[2])
-            else:
-                pos = Position(file, row[1], row[2], tuple(row[3]))
-            out[tuple(row[0])] = pos
-        return out
-    doc = Document(file, data, table(positions), table(keys), {tuple(p): int(o) for p, o in offsets})
-    doc.text = text
+    class StoredDocument(Document):
+        """A Document read from the load cache: its position tables are decoded the first time one is read
+        (a run that reports nothing at a position never decodes them). Should a stored table prove malformed,
+        the positions are read again from the file's text, as a load without the cache would."""
+
+        def _tables(self) -> dict:
+            d = self.__dict__
+            stored = d.pop("_stored_tables", None)
+            if stored is not None:
+                try:
+                    made: dict = {}
+                    positions, keys, offsets = (json.loads(x) for x in stored)
+                    tables = {"positions": _table(self.file, positions, made),
+                              "key_positions": _table(self.file, keys, made),
+                              "text_offsets": {tuple(p): int(o) for p, o in offsets}}
+                except Exception:     # a malformed entry: the positions as the YAML gives them
+                    from ..reading.source import load_yaml
+                    fresh = load_yaml(self.file, d.get("text", ""))
+                    tables = {"positions": fresh.positions, "key_positions": fresh.key_positions,
+                              "text_offsets": fresh.text_offsets}
+                for k, v in tables.items():
+                    d.setdefault(k, v)     # a table set since it was read keeps its new value
+            return d
+
+        def __eq__(self, other):      # the same as a Document with the same fields (the dataclass's asks for
+            if not isinstance(other, Document):      # the very same class)
+                return NotImplemented
+            return all(getattr(self, f) == getattr(other, f)
+                       for f in ("file", "data", "positions", "key_positions", "text_offsets", "text"))
+
+        __hash__ = None     # as a Document's: it is mutable
+
+        positions = property(lambda self: self._tables()["positions"],
+                             lambda self, v: self.__dict__.__setitem__("positions", v))
+        key_positions = property(lambda self: self._tables()["key_positions"],
+                                 lambda self, v: self.__dict__.__setitem__("key_positions", v))
+        text_offsets = property(lambda self: self._tables()["text_offsets"],
+                                lambda self, v: self.__dict__.__setitem__("text_offsets", v))
+
+    return StoredDocument
+
+
+_STORED_DOCUMENT: list = []
+
+
+def load_document(file: str, text: str, main: str, tables: list):
+    """The Document ``dump_document`` stored (its ``main`` text and its three ``tables`` texts), read from
+    ``file`` whose content is ``text``."""
+    if not _STORED_DOCUMENT:
+        _STORED_DOCUMENT.append(_stored_document_class())
+    if len(tables) != 3:
+        raise CodecError("a stored document has three position tables")
+    if main[:1] == "P":
+        data = json.loads(main[1:])
+    elif main[:1] == "T":
+        data = Decoder([]).loads(main[1:])
+    else:
+        raise CodecError("unknown document layout")
+    doc = _STORED_DOCUMENT[0].__new__(_STORED_DOCUMENT[0])
+    doc.__dict__.update(file=file, data=data, text=text, _stored_tables=tuple(tables))
     return doc

@@ -8,10 +8,11 @@ their catalogue entry and field defaults.
 
 from __future__ import annotations
 
+import weakref
 from fractions import Fraction
 from typing import Any, cast
 
-from ..errors import ErrorCollector, InputError, did_you_mean
+from ..errors import InputError, InputErrors, did_you_mean
 from ..model.ruleset import Procedure, Ruleset, TypeDef
 from ..model.values import Record, exact, freeze, thaw
 from ..reading import syntax as ast
@@ -106,7 +107,7 @@ def check_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document,
     from ..reading.schema import validate_value
     from .cache import checked_once
     checked_once(f"inputs of {proc.name}", ruleset.cache_key, inputs,
-                 lambda: validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs"))
+                 lambda: validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs"), doc, path)
 
 
 def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> dict:
@@ -119,12 +120,17 @@ def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Documen
                              "move it to `map:` beside `inputs:`")
     check_inputs(ruleset, proc, inputs, doc, path)
     args = {}
-    errors = ErrorCollector()
-    for p in proc.params:
+    errors: list[InputError] = []     # every input's error at once, as an ErrorCollector gathers them (without
+    for p in proc.params:             # its context manager for each input of each situation)
         if p.name in inputs:
-            with errors.attempt():
+            try:
                 args[p.name] = coerce(ruleset, p.type, inputs[p.name], doc, path + (p.name,))
-    errors.raise_any()
+            except InputErrors as e:
+                errors += e.errors
+            except InputError as e:
+                errors.append(e)
+    if errors:
+        raise InputErrors(errors)
     return args
 
 
@@ -198,6 +204,27 @@ def _check_field_names(value: Any, doc: Document, path: tuple) -> None:
             _check_field_names(v, doc, path + (i,))
 
 
+_DEFAULTS: dict = {}
+"""(id of a ruleset, id of one of its types) -> (weak references to both, the type's field defaults): a ruleset
+that is let go is not kept alive by it."""
+
+
+def _defaults(ruleset: Ruleset, t: TypeDef) -> list:
+    """The type's fields with a default, as (name, default, None or the type to complete it as), worked out once
+    per ruleset and type rather than for every record given: a record-typed field's default is completed like
+    a given record (its own field defaults)."""
+    found = _DEFAULTS.get((id(ruleset), id(t)))
+    if found is not None and found[0]() is ruleset and found[1]() is t:
+        return found[2]
+    plan = [(name, f.default, f.type if isinstance(f.default, (dict, list)) and not isinstance(f.type, tuple)
+             and (f.type.name in ruleset.types or f.type.name == "list") else None)
+            for name, f in t.fields.items() if f.has_default]
+    if len(_DEFAULTS) >= 4096:
+        _DEFAULTS.clear()
+    _DEFAULTS[(id(ruleset), id(t))] = (weakref.ref(ruleset), weakref.ref(t), plan)
+    return plan
+
+
 def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, path: tuple) -> Record:
     """A record input: its catalogue entry's fields, then field defaults, then what was given."""
     data: dict = {}
@@ -210,12 +237,9 @@ def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, pa
             unlisted = key  # a counter the catalogue does not list: every field must be given inline
         else:
             data.update((k, v) for k, v in entry.items() if k != "source")
-    for name, f in t.fields.items():
-        if name not in data and f.has_default:
-            # a record-typed field's default is completed like a given record (its own field defaults)
-            data[name] = (coerce(ruleset, f.type, f.default, doc, path + (name,))
-                          if isinstance(f.default, (dict, list)) and not isinstance(f.type, tuple)
-                          and (f.type.name in ruleset.types or f.type.name == "list") else f.default)
+    for name, default, ref in _defaults(ruleset, t):
+        if name not in data:
+            data[name] = default if ref is None else coerce(ruleset, ref, default, doc, path + (name,))
     for name, v in value.items():
         data[name] = coerce(ruleset, t.fields[name].type, v, doc, path + (name,))
     missing = [n for n in t.fields if n not in data]

@@ -7,6 +7,9 @@ the map. The result is one map value (model/hexmap.py), which fills the procedur
 
 from __future__ import annotations
 
+import stat
+import weakref
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError, did_you_mean
@@ -14,6 +17,36 @@ from ..model.hexmap import _widths, build_map, label_text, place
 from ..model.ruleset import Ruleset
 from ..model.values import Record, freeze
 from ..reading.source import Document, referenced_file
+
+
+def referenced_at(base: Path | str, name: str, doc: Document, path: tuple, what: str) -> Path:
+    """``referenced_file`` for a name written at ``path`` in ``doc``: the document's position is looked up only
+    when the file is not there (a cached document decodes its positions when first asked for one)."""
+    found = Path(base) / name
+    try:
+        if stat.S_ISREG(found.stat().st_mode):
+            return found
+    except (OSError, ValueError):
+        pass
+    return referenced_file(base, name, doc.at(path), what)
+
+
+class Places(Sequence):
+    """The positions of the ``count`` items of the list at ``path`` in ``doc`` (given dice entries), each looked
+    up when first asked for: only an entry that is reported needs its place."""
+
+    def __init__(self, doc: Document, path: tuple, count: int):
+        self.doc, self.path, self.size = doc, path, count
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.size))]
+        if not -self.size <= i < self.size:
+            raise IndexError(i)
+        return self.doc.at(self.path + (i % self.size,))
 
 
 def map_params(proc) -> list[str]:
@@ -35,14 +68,33 @@ def load_board(ruleset: Ruleset, doc: Document, path: tuple, data: dict, placed:
         return None
     if isinstance(spec, str):
         from .cache import valid_document
-        file = referenced_file(Path(doc.file).parent, spec, doc.at(path + ("map",)), "map")
-        map_doc, map_path = valid_document(file, "map"), ()
+        file = referenced_at(Path(doc.file).parent, spec, doc, path + ("map",), "map")
+        board = _map_file(ruleset, valid_document(file, "map"))
     else:
         from ..reading.schema import validate_value, validator
         validate_value(spec, validator("map").schema, doc, path + ("map",), "map")
-        map_doc, map_path = doc, path + ("map",)
-    board = _read_map(ruleset, map_doc, map_path)
+        board = _read_map(ruleset, doc, path + ("map",))
     return _place(board, pdoc, ppath, pdata)
+
+
+_BOARDS: dict = {}
+"""(id of a ruleset, key of a map file's content) -> (a weak reference to the ruleset, the map value): the test
+cases of a file that share a map file build its map once (a map value never changes)."""
+BOARDS_KEPT = 32
+
+
+def _map_file(ruleset: Ruleset, doc: Document) -> Record:
+    key = getattr(doc, "cache_key", None)
+    if key is None:
+        return _read_map(ruleset, doc, ())
+    found = _BOARDS.get((id(ruleset), key))
+    if found is not None and found[0]() is ruleset:
+        return found[1]
+    board = _read_map(ruleset, doc, ())
+    if len(_BOARDS) >= BOARDS_KEPT:
+        _BOARDS.clear()
+    _BOARDS[(id(ruleset), key)] = (weakref.ref(ruleset), board)
+    return board
 
 
 def _read_map(ruleset: Ruleset, doc: Document, path: tuple) -> Record:

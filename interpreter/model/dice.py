@@ -158,7 +158,7 @@ class GivenDice(DiceSource):
     def __init__(self, entries: Sequence, seed: int | None = None, positions: Sequence | None = None):
         self.entries = list(entries)
         self.used = 0
-        self.positions = list(positions or [])
+        self.positions = positions if positions is not None else ()   # a sequence, looked at only to report
         self.fallback = SeededDice(seed)
         self.history: list[tuple[int, ...]] = []
 

@@ -17,15 +17,14 @@ from ..api import Outcome, load_ruleset, run_situation, situation_from
 from ..errors import ErrorCollector, InputError, Position
 from ..loading.cache import valid_document
 from ..loading.loader import find_root
-from ..model.values import exact, show, thaw
-from ..reading.source import referenced_file
+from ..loading.maps import Places, referenced_at
+from ..model.values import Roll, exact, show, thaw
 
 
 @dataclass
 class Case:
     id: str
     file: str
-    position: Position
     data: dict
     doc: Any
     path: tuple
@@ -33,6 +32,11 @@ class Case:
     overlays: tuple
     title: str | None = None
     source: str | None = None
+
+    @property
+    def position(self) -> Position:
+        """Where the case is written (looked up when reported: a cached document decodes its positions then)."""
+        return self.doc.at(self.path)
 
 
 @dataclass
@@ -57,11 +61,11 @@ def load_cases(test_file: Path) -> list[Case]:
     seen: dict = {}
     for i, c in enumerate(doc.data["cases"]):
         if c["id"] in seen:
-            raise InputError(f"case id '{c['id']}' is used twice in this file (first at {seen[c['id']]})",
-                             doc.at(("cases", i, "id")))
-        seen[c["id"]] = doc.at(("cases", i, "id"))
+            raise InputError(f"case id '{c['id']}' is used twice in this file (first at "
+                             f"{doc.at(('cases', seen[c['id']], 'id'))})", doc.at(("cases", i, "id")))
+        seen[c["id"]] = i
         own = tuple(str(base / w) for w in c.get("with") or ())     # this case's overlays, after the file's
-        cases.append(Case(c["id"], str(test_file), doc.at(("cases", i)), c, doc, ("cases", i), ruleset_path,
+        cases.append(Case(c["id"], str(test_file), c, doc, ("cases", i), ruleset_path,
                           overlays + own, c.get("title"), c.get("source")))
     return cases
 
@@ -99,8 +103,8 @@ def _case_situation(case: Case, ruleset=None):
     data = case.data
     if "situation" not in data:
         return situation_from(case.doc, case.path, data, ruleset)
-    sit_file = referenced_file(Path(case.file).parent, data["situation"], case.doc.at(case.path + ("situation",)),
-                               "situation")
+    sit_file = referenced_at(Path(case.file).parent, data["situation"], case.doc, case.path + ("situation",),
+                             "situation")
     sit_doc = valid_document(sit_file, "situation")
     base = sit_doc.data
     # the map and what stands on it: the case's own when it gives them, else the situation's
@@ -126,7 +130,7 @@ def _case_situation(case: Case, ruleset=None):
                                                 case.path + ("change_inputs", p.name))
     dice_doc, dice_path = (case.doc, case.path) if "dice" in data else (sit_doc, ())
     situation.dice = list(data.get("dice", base.get("dice")) or [])
-    situation.dice_positions = [dice_doc.at(dice_path + ("dice", i)) for i in range(len(situation.dice))]
+    situation.dice_positions = Places(dice_doc, dice_path + ("dice",), len(situation.dice))
     situation.choices = dict(data.get("choices", base.get("choices")) or {})
     situation.seed = data.get("seed", base.get("seed"))
     return situation
@@ -161,15 +165,25 @@ def run_case(case: Case, ruleset=None, trace: bool = True) -> CaseResult:
         if outcome.status != "ok":
             problems.append(f"the adjudication ended {outcome.status}: {outcome.reason}")
     if "expect" in data and outcome.status == "ok":
-        problems += compare(data["expect"], thaw(outcome.value))
+        problems += compare(data["expect"], outcome.value)
     if "expect" not in data and "expect_error" not in data and "expect_refused" not in data:
         problems.append("this case states no expectation (expect, expect_error or expect_refused)")
     return CaseResult(case, not problems, problems, outcome)
 
 
+def _thawed_here(value: Any) -> Any:
+    """``value`` as ``thaw`` gives it, at its top level only: a record or list keeps its parts as they are, to
+    be thawed when compared (a case names a few fields of a result that may hold a whole board)."""
+    if isinstance(value, Roll) or not isinstance(value, (dict, list, tuple)):
+        return thaw(value)
+    return list(value) if isinstance(value, tuple) else value
+
+
 def compare(expected: Any, actual: Any, path: str = "") -> list[str]:
-    """Differences between what a case expects and what the adjudication gave (subset match for records)."""
+    """Differences between what a case expects and what the adjudication gave (subset match for records).
+    ``actual`` is a result as the adjudication gives it, or as ``thaw`` makes it data: the same differences."""
     where = path or "result"
+    actual = _thawed_here(actual)
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return [f"{where}: expected a record with {', '.join(expected)}, got {_short(actual)}"]
@@ -214,5 +228,6 @@ def _equal(expected, actual) -> bool:
 
 
 def _short(v) -> str:
+    v = thaw(v)
     text = repr(v) if not isinstance(v, str) else f"'{v}'"
     return text if len(text) < 120 else text[:117] + "..."
