@@ -39,6 +39,7 @@ from ..model.ruleset import (
 from ..model.tables import OFF, UNKNOWN, UNSURE, Axis, ResultCode, Table
 from ..model.values import Record
 from ..reading import syntax as ast
+from ..reading.source import Document, load_yaml
 
 
 class CodecError(ValueError):
@@ -365,59 +366,47 @@ def _table(file: str, rows: list, made: dict) -> dict:
     return out
 
 
-def _stored_document_class():
-    from ..reading.source import Document
+class StoredDocument(Document):
+    """A Document read from the load cache: its position tables are decoded the first time one is read
+    (a run that reports nothing at a position never decodes them). Should a stored table prove malformed,
+    the positions are read again from the file's text, as a load without the cache would."""
 
-    class StoredDocument(Document):
-        """A Document read from the load cache: its position tables are decoded the first time one is read
-        (a run that reports nothing at a position never decodes them). Should a stored table prove malformed,
-        the positions are read again from the file's text, as a load without the cache would."""
+    def _tables(self) -> dict:
+        d = self.__dict__
+        stored = d.pop("_stored_tables", None)
+        if stored is not None:
+            try:
+                made: dict = {}
+                positions, keys, offsets = (json.loads(x) for x in stored)
+                tables = {"positions": _table(self.file, positions, made),
+                          "key_positions": _table(self.file, keys, made),
+                          "text_offsets": {tuple(p): int(o) for p, o in offsets}}
+            except Exception:     # a malformed entry: the positions as the YAML gives them
+                fresh = load_yaml(self.file, d.get("text", ""))
+                tables = {"positions": fresh.positions, "key_positions": fresh.key_positions,
+                          "text_offsets": fresh.text_offsets}
+            for k, v in tables.items():
+                d.setdefault(k, v)     # a table set since it was read keeps its new value
+        return d
 
-        def _tables(self) -> dict:
-            d = self.__dict__
-            stored = d.pop("_stored_tables", None)
-            if stored is not None:
-                try:
-                    made: dict = {}
-                    positions, keys, offsets = (json.loads(x) for x in stored)
-                    tables = {"positions": _table(self.file, positions, made),
-                              "key_positions": _table(self.file, keys, made),
-                              "text_offsets": {tuple(p): int(o) for p, o in offsets}}
-                except Exception:     # a malformed entry: the positions as the YAML gives them
-                    from ..reading.source import load_yaml
-                    fresh = load_yaml(self.file, d.get("text", ""))
-                    tables = {"positions": fresh.positions, "key_positions": fresh.key_positions,
-                              "text_offsets": fresh.text_offsets}
-                for k, v in tables.items():
-                    d.setdefault(k, v)     # a table set since it was read keeps its new value
-            return d
+    def __eq__(self, other):      # the same as a Document with the same fields (the dataclass's asks for
+        if not isinstance(other, Document):      # the very same class)
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f)
+                   for f in ("file", "data", "positions", "key_positions", "text_offsets", "text"))
+    # (defining __eq__ leaves __hash__ None, as a Document's: it is mutable)
 
-        def __eq__(self, other):      # the same as a Document with the same fields (the dataclass's asks for
-            if not isinstance(other, Document):      # the very same class)
-                return NotImplemented
-            return all(getattr(self, f) == getattr(other, f)
-                       for f in ("file", "data", "positions", "key_positions", "text_offsets", "text"))
-
-        __hash__ = None     # as a Document's: it is mutable
-
-        positions = property(lambda self: self._tables()["positions"],
-                             lambda self, v: self.__dict__.__setitem__("positions", v))
-        key_positions = property(lambda self: self._tables()["key_positions"],
-                                 lambda self, v: self.__dict__.__setitem__("key_positions", v))
-        text_offsets = property(lambda self: self._tables()["text_offsets"],
-                                lambda self, v: self.__dict__.__setitem__("text_offsets", v))
-
-    return StoredDocument
-
-
-_STORED_DOCUMENT: list = []
+    positions = property(lambda self: self._tables()["positions"],
+                         lambda self, v: self.__dict__.__setitem__("positions", v))
+    key_positions = property(lambda self: self._tables()["key_positions"],
+                             lambda self, v: self.__dict__.__setitem__("key_positions", v))
+    text_offsets = property(lambda self: self._tables()["text_offsets"],
+                            lambda self, v: self.__dict__.__setitem__("text_offsets", v))
 
 
 def load_document(file: str, text: str, main: str, tables: list):
     """The Document ``dump_document`` stored (its ``main`` text and its three ``tables`` texts), read from
     ``file`` whose content is ``text``."""
-    if not _STORED_DOCUMENT:
-        _STORED_DOCUMENT.append(_stored_document_class())
     if len(tables) != 3:
         raise CodecError("a stored document has three position tables")
     if main[:1] == "P":
@@ -426,6 +415,6 @@ def load_document(file: str, text: str, main: str, tables: list):
         data = Decoder([]).loads(main[1:])
     else:
         raise CodecError("unknown document layout")
-    doc = _STORED_DOCUMENT[0].__new__(_STORED_DOCUMENT[0])
+    doc = StoredDocument.__new__(StoredDocument)
     doc.__dict__.update(file=file, data=data, text=text, _stored_tables=tuple(tables))
     return doc
