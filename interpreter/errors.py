@@ -96,6 +96,8 @@ class ErrorCollector:
             with errors.attempt():
                 load(f)
         errors.raise_any()
+
+    (or ``except InputError as e: errors.add(e)`` in a loop hot enough that a context manager shows.)
     """
 
     def __init__(self):
@@ -105,10 +107,14 @@ class ErrorCollector:
     def attempt(self):
         try:
             yield
-        except InputErrors as e:
-            self.errors += e.errors
         except InputError as e:
-            self.errors.append(e)
+            self.add(e)
+
+    def add(self, error: InputError) -> None:
+        if isinstance(error, InputErrors):
+            self.errors += error.errors
+        else:
+            self.errors.append(error)
 
     def raise_any(self) -> None:
         if self.errors:

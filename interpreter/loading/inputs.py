@@ -12,7 +12,7 @@ import weakref
 from fractions import Fraction
 from typing import Any, cast
 
-from ..errors import InputError, InputErrors, did_you_mean
+from ..errors import ErrorCollector, InputError, did_you_mean
 from ..model.ruleset import Procedure, Ruleset, TypeDef
 from ..model.values import Record, exact, freeze, thaw
 from ..reading import syntax as ast
@@ -120,17 +120,14 @@ def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Documen
                              "move it to `map:` beside `inputs:`")
     check_inputs(ruleset, proc, inputs, doc, path)
     args = {}
-    errors: list[InputError] = []     # every input's error at once, as an ErrorCollector gathers them (without
-    for p in proc.params:             # its context manager for each input of each situation)
+    errors = ErrorCollector()     # every input's error at once (add, not a context manager per input)
+    for p in proc.params:
         if p.name in inputs:
             try:
                 args[p.name] = coerce(ruleset, p.type, inputs[p.name], doc, path + (p.name,))
-            except InputErrors as e:
-                errors += e.errors
             except InputError as e:
-                errors.append(e)
-    if errors:
-        raise InputErrors(errors)
+                errors.add(e)
+    errors.raise_any()
     return args
 
 
