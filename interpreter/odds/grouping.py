@@ -260,6 +260,24 @@ def group_weights(found: dict, by: list[By], changes: dict | None = None) -> lis
     return [(label, Fraction(n, common)) for label, n in order]
 
 
+def concrete_weights(found: dict, limit: int) -> dict:
+    """Outcomes weighted numerator/denominator with their factored lists expanded (at most ``limit`` cases
+    each): what a grouping that reads whole outcomes (``by_changes``) needs."""
+    if not any(v.__class__ is not Stop and has_lazy(v) for v in found):
+        return found
+    out: dict = {}
+    for v, (n, d) in found.items():
+        pairs = expand(v, limit) if v.__class__ is not Stop and has_lazy(v) else [(v, Fraction(1))]
+        for w, q in pairs:
+            nn, dd = n * q.numerator, d * q.denominator
+            had = out.get(w)
+            if had is not None:
+                nn, dd = had[0] * dd + nn * had[1], had[1] * dd
+            g = math.gcd(nn, dd)
+            out[w] = (nn // g, dd // g)
+    return out
+
+
 def by_changes(outcomes, inputs: dict) -> dict | None:
     """The default grouping of a whole result: each outcome labelled by what it changes in the records the
     question was given (a list of units restated with their new states, as model/changes.py reads a result),

@@ -61,11 +61,29 @@ class Independent:
         return out
 
     def __add__(self, other):
+        """``xs + ys``: this list's items, then the other's (a plain list, or an independent one whose
+        factors are kept as they are: a random item stays the same item wherever it sits)."""
+        if other.__class__ is tuple:
+            out = self
+            for item in other:
+                out = Independent(out, ((item, _ONE),))
+            return out
+        if other.__class__ is Independent:
+            out = self
+            for f in other.factors():
+                out = Independent(out, f)
+            return out
+        return NotImplemented
+
+    def __radd__(self, other):
+        """``[...] + xs``: a plain list's items, then this list's (an empty list adds nothing)."""
         if other.__class__ is not tuple:
             return NotImplemented
-        out = self
-        for item in other:
-            out = Independent(out, ((item, _ONE),))
+        if not other:
+            return self
+        out = Independent.of(other)
+        for f in self.factors():
+            out = Independent(out, f)
         return out
 
     def key(self) -> tuple:

@@ -142,33 +142,35 @@ class StateRuns(EnumeratorHost):
         for name, v in env.items():
             for x in (v.values() if name == EMIT else (v,)):
                 _collect(x, held)
-        chains = {k: _chain(ind) for k, ind in held.items()}
+        # a random item is its factor (by identity): a list built from another's items (``xs + ys``)
+        # keeps their factors, and every list holding one gets the same concrete item
+        chains = {k: [node.factor for node in _chain(ind)] for k, ind in held.items()}
         wanted: dict = {}
         for n in need:
             _collect(env[n], wanted)
-        nodes = {id(node): node for k in wanted for node in chains[k]}
+        factors = {id(f): f for k in wanted for f in chains[k]}
         grown = True
         while grown:                        # lists sharing a random item with those expanded go with them
             grown = False
             for k, chain in chains.items():
-                if k not in wanted and any(id(node) in nodes for node in chain):
+                if k not in wanted and any(id(f) in factors for f in chain):
                     wanted[k] = held[k]
-                    for node in chain:
-                        nodes[id(node)] = node
+                    for f in chain:
+                        factors[id(f)] = f
                     grown = True
-        order = list(nodes.values())
+        order = list(factors.values())
         count = 1
-        for node in order:
-            count *= len(node.factor)
+        for f in order:
+            count *= len(f)
         check_cases(count, self.budget)
         self._charge(count * self.run_cost)
         out = []
-        for combo in product(*(node.factor for node in order)):
-            item = {id(node): x for node, (x, _) in zip(order, combo)}
+        for combo in product(*order):
+            item = {id(f): x for f, (x, _) in zip(order, combo)}
             p = Fraction(st.num, st.den)
             for _, q in combo:
                 p *= q
-            concrete = {k: tuple(item[id(node)] for node in chains[k]) for k in wanted}
+            concrete = {k: tuple(item[id(f)] for f in chains[k]) for k in wanted}
             e = {}
             for name, v in env.items():
                 if name == EMIT:
