@@ -237,6 +237,63 @@ def test_the_state_budget_names_the_state_count_and_the_fields_to_group_by(tmp_p
     assert "live states" in text and "--by" in text and "states" in e.value.hint
 
 
+JOINED = dict(INDEPENDENT, **{
+    "procedures/joined.ump":
+        "procedure joined(targets: list[unit], more: list[unit]):\n"
+        "    let a = []\n"
+        "    for each u in targets:\n"
+        "        let r = call check(unit: u)\n"
+        "        set a = a + [r]\n"
+        "    let b = []\n"
+        "    for each u in more:\n"
+        "        let r = call check(unit: u)\n"
+        "        set b = b + [r]\n"
+        "    let all_ = [] + a\n"
+        "    set all_ = all_ + b\n"
+        "    set all_ = all_ + [{id: \"X\", broken: false}]\n"
+        "    emit units = list({id: u.id, state: \"broken\" if u.broken else \"ok\"} for u in all_)\n"
+        "    emit front = a\n"
+        "    emit marks = list({id: u.id, broken: u.broken} for u in a)\n"
+        "    emit both = a + a\n"
+        "    # reading one part afterwards: the joined list must get the very same items\n"
+        "    if any(u.broken for u in b):\n"
+        "        emit some = true\n"
+        "    else:\n"
+        "        emit some = false\n",
+})
+
+
+def _joined(tmp_path, n, m):
+    body = "ruleset: ..\nprocedure: joined\ninputs:\n  targets:\n" + "".join(
+        f"    - {{id: U{i}, counter: rifle}}\n" for i in range(n)) + "  more:\n" + "".join(
+        f"    - {{id: M{i}, counter: rifle}}\n" for i in range(m))
+    root = write_ruleset(tmp_path, dict(JOINED, **{"situations/j.yaml": body}))
+    return load_situation(root / "situations/j.yaml")
+
+
+def test_lists_joined_by_plus_stay_factored_and_count_exactly(tmp_path):
+    """``a + b`` of two factored lists (and of a written-out list) keeps each item's own distribution:
+    8 + 8 independent 1-in-3 checks grouped by how many break are a binomial, from a few live states."""
+    s = _joined(tmp_path, 8, 8)
+    by = 'count(u for u in units if u.state == "broken")'
+    report = exact_odds(s, [by], quick_paths=0)
+    got = shares(report)
+    for k in range(17):
+        assert got[f"{by}={k}"] == comb(16, k) * Fraction(1, 3) ** k * Fraction(2, 3) ** (16 - k)
+    assert report.states < 50
+
+
+def test_a_joined_list_and_its_parts_expand_to_the_same_items(tmp_path):
+    """A joined or mapped list shares its random items with its parts (``a + a`` holds each item twice): reading
+    a part later, or asking for the lists together, gives every place the same concrete items."""
+    s = _joined(tmp_path, 2, 2)
+    for by in (["units"], ["units", "front"], ["both"], ["both", "units"], ["some", "units"], ["marks", "front"],
+               ["marks.U0.broken", "front.U0.broken"], ['count(u for u in both if u.broken)'],
+               ['count(u for u in marks if u.broken)', "front.U1.broken"],
+               ["some", "units.M0.state"], ['count(u for u in units if u.state == "broken")', "some"]):
+        assert _same_every_way(s, by)
+
+
 SHARED = dict(INDEPENDENT, **{
     "procedures/shared.ump":
         "procedure copied(targets: list[unit]):\n"

@@ -34,6 +34,7 @@ from .demand import ALL, analyse
 from .grouping import (
     by_changes,
     by_keys,
+    concrete_weights,
     demanded_fields,
     exact_sum,
     group_weights,
@@ -157,6 +158,8 @@ def _exact_odds(situation, by, budget, merge_unneeded, merge_states, factor, qui
             work, peak = enum.paths, 0
         found = {v: (p.numerator, p.denominator) for v, p in dist.items()}
         memo_hits = enum.memo_hits
+    if by_change and not keys:      # labelled by what each whole outcome changes: factored lists expanded
+        found = concrete_weights(found, budget)
     changes = by_changes(found, situation.args) if by_change and not keys else None
     rows: list[tuple[str, Fraction, float | None]] = [
         (label, p, None) for label, p in group_weights(found, keys, changes)]

@@ -21,7 +21,7 @@ from fractions import Fraction
 from ..errors import AdjudicationError, InputError, Position, did_you_mean
 from ..model.changes import input_records, is_view_of_inputs, record_changes, record_lists
 from ..model.values import Record, show
-from .independent import Independent, convolve, expand, has_lazy, sample
+from .independent import Independent, convolve, expand, has_lazy, repeats, sample
 
 _PATH = re.compile(r"[A-Za-z_][\w-]*(\.[\w-]+)*")
 
@@ -260,6 +260,24 @@ def group_weights(found: dict, by: list[By], changes: dict | None = None) -> lis
     return [(label, Fraction(n, common)) for label, n in order]
 
 
+def concrete_weights(found: dict, limit: int) -> dict:
+    """Outcomes weighted numerator/denominator with their factored lists expanded (at most ``limit`` cases
+    each): what a grouping that reads whole outcomes (``by_changes``) needs."""
+    if not any(v.__class__ is not Stop and has_lazy(v) for v in found):
+        return found
+    out: dict = {}
+    for v, (n, d) in found.items():
+        pairs = expand(v, limit) if v.__class__ is not Stop and has_lazy(v) else [(v, Fraction(1))]
+        for w, q in pairs:
+            nn, dd = n * q.numerator, d * q.denominator
+            had = out.get(w)
+            if had is not None:
+                nn, dd = had[0] * dd + nn * had[1], had[1] * dd
+            g = math.gcd(nn, dd)
+            out[w] = (nn // g, dd // g)
+    return out
+
+
 def by_changes(outcomes, inputs: dict) -> dict | None:
     """The default grouping of a whole result: each outcome labelled by what it changes in the records the
     question was given (a list of units restated with their new states, as model/changes.py reads a result),
@@ -355,9 +373,10 @@ def _slot(value, b: By, used: set, indexes: dict):
             if current.__class__ is Independent:
                 factors = current.factors()
                 index = _factor_index(current, factors, part, indexes)
-                if index is None or (id(current), index) in used:
+                # (a random item read twice, here or through a list sharing it, is not independent of itself)
+                if index is None or id(current.nodes()[index].cell) in used:
                     return None
-                used.add((id(current), index))
+                used.add(id(current.nodes()[index].cell))
                 rest = parts[i + 1:]
                 one = rest[0] if len(rest) == 1 else None
                 texts: dict = {}     # a text's weights (several items may show the same value)
@@ -424,7 +443,8 @@ def _expression_slot(value, b: By, used: set):
     lst = value.get(e.source.name)
     if lst.__class__ is not Independent or any(has_lazy(v) for k, v in value.items() if k != e.source.name):
         return None
-    if any((id(lst), i) in used for i in range(lst.length)):
+    cells = {id(node.cell) for node in lst.nodes()}
+    if repeats(lst) or not cells.isdisjoint(used):
         return None
     inner = set()
     for part in (e.element, e.condition):
@@ -456,8 +476,7 @@ def _expression_slot(value, b: By, used: set):
         dist = convolve(lst, part_of, e.name)
     except (AdjudicationError, TypeError):
         return None
-    for i in range(lst.length):
-        used.add((id(lst), i))
+    used |= cells
     return [(f"{b.text}={show(v)}", q) for v, q in dist]
 
 

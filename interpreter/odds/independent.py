@@ -10,7 +10,9 @@ An ``Independent`` only ever sits where nothing looks inside it: in a variable, 
 record field, in a procedure's result, in an emitted field. Anything that reads it
 (a condition, arithmetic, a call, a lookup...) first *expands* it into every concrete
 list with its exact weight, so the language never sees one. Mapping each item
-(``list(f(u) for u in xs)``) keeps it factored, and grouping the final outcomes reads
+(``list(f(u) for u in xs)``) and joining lists (``xs + ys``) keep it factored; each item remembers the
+random item (its *cell*) it was drawn from, or is the image of, so a list, its copies and the lists
+joined or mapped from it are expanded with one draw per random item. Grouping the final outcomes reads
 each factor separately (a ``--by`` field of one item) or convolves them (a count or
 sum over the items), so "16 units, grouped by how many break" never lists 4^16 cases.
 """
@@ -33,15 +35,23 @@ class Independent:
     Built by appending, sharing its prefix (``prev``) with the list it was made from.
     """
 
-    __slots__ = ("prev", "factor", "length", "_key", "_hash")
+    __slots__ = ("prev", "factor", "cell", "images", "length", "_key", "_hash")
     prev: "Independent | None"
     factor: tuple
+    cell: tuple
+    images: tuple | None
     length: int
     _key: tuple
     _hash: int
 
-    def __init__(self, prev: "Independent | None", factor: tuple):
+    def __init__(self, prev: "Independent | None", factor: tuple, cell: tuple | None = None,
+                 images: tuple | None = None):
+        # ``cell``: the random item this one is drawn from (its factor object is its identity), and ``images``
+        # the item given by each of its outcomes when this item is a function of it (a mapped list's item,
+        # None: the cell's own items). Lists joined or mapped from one another share cells, so expanding
+        # them together gives each the same draw.
         self.prev, self.factor = prev, factor
+        self.cell, self.images = (factor if cell is None else cell), images
         self.length = (prev.length if prev is not None else 0) + 1
 
     @staticmethod
@@ -52,20 +62,46 @@ class Independent:
         return out
 
     def factors(self) -> list:
+        return [node.factor for node in self.nodes()]
+
+    def nodes(self) -> list:
+        """The list's items' nodes, first to last (a longer list built on another shares its nodes)."""
         out: list = []
         node: Independent | None = self
         while node is not None:
-            out.append(node.factor)
+            out.append(node)
             node = node.prev
         out.reverse()
         return out
 
+    def again(self, prev: "Independent | None") -> "Independent":
+        """This item after another list's (the same random item: its cell and images kept)."""
+        return Independent(prev, self.factor, self.cell, self.images)
+
     def __add__(self, other):
+        """``xs + ys``: this list's items, then the other's (a plain list, or an independent one whose
+        factors are kept as they are: a random item stays the same item wherever it sits)."""
+        if other.__class__ is tuple:
+            out = self
+            for item in other:
+                out = Independent(out, ((item, _ONE),))
+            return out
+        if other.__class__ is Independent:
+            out = self
+            for node in other.nodes():
+                out = node.again(out)
+            return out
+        return NotImplemented
+
+    def __radd__(self, other):
+        """``[...] + xs``: a plain list's items, then this list's (an empty list adds nothing)."""
         if other.__class__ is not tuple:
             return NotImplemented
-        out = self
-        for item in other:
-            out = Independent(out, ((item, _ONE),))
+        if not other:
+            return self
+        out = Independent.of(other)
+        for node in self.nodes():
+            out = node.again(out)
         return out
 
     def key(self) -> tuple:
@@ -120,19 +156,13 @@ MAX_CASES = 200_000
 
 def cases(value) -> int:
     """How many concrete values ``expand(value)`` would list (before equal ones merge), without listing them."""
-    cls = value.__class__
-    if cls is Independent:
-        n, node = 1, value
-        while node is not None:
-            n *= len(node.factor)
-            node = node.prev
-        return n
-    if (cls is Record or cls is tuple) and has_lazy(value):
-        n = 1
-        for v in (value.values() if cls is Record else value):
-            n *= cases(v)
-        return n
-    return 1
+    if not (value.__class__ is Independent or ((value.__class__ is Record or value.__class__ is tuple)
+                                               and has_lazy(value))):
+        return 1
+    n = 1
+    for f in _draws(lists_in(value)):
+        n *= len(f)
+    return n
 
 
 def expand(value, limit: int | None = None) -> list:
@@ -145,7 +175,79 @@ def expand(value, limit: int | None = None) -> list:
     if cls is not Independent and not ((cls is Record or cls is tuple) and has_lazy(value)):
         return [(value, Fraction(1))]
     check_cases(cases(value), MAX_CASES if limit is None else limit)
-    return _expand(value)
+    lists = lists_in(value)
+    return _merged([(put_items(value, concrete), p) for concrete, p in joint(lists)])
+
+
+def lists_in(value, found: dict | None = None) -> dict:
+    """Every independent list inside ``value`` (at any depth), by identity."""
+    found = {} if found is None else found
+    cls = value.__class__
+    if cls is Independent:
+        found[id(value)] = value
+    elif (cls is Record or cls is tuple) and has_lazy(value):
+        for v in (value.values() if cls is Record else value):
+            lists_in(v, found)
+    return found
+
+
+def _draws(lists: dict) -> list:
+    """What expanding ``lists`` together draws: per random item, its cell when several nodes (or one list
+    twice) hold it, else the node's own distribution (equal items merged)."""
+    return [nodes[0].factor if len(nodes) == 1 else nodes[0].cell for nodes in _uses(lists).values()]
+
+
+def _uses(lists: dict) -> dict:
+    """id(cell) -> the nodes of ``lists`` drawn from it (a node in two lists counted twice)."""
+    uses: dict = {}
+    for lst in lists.values():
+        for node in lst.nodes():
+            uses.setdefault(id(node.cell), []).append(node)
+    return uses
+
+
+def joint(lists: dict):
+    """(each list's concrete items by id, probability) for every joint draw of ``lists``' random items:
+    a random item held in several places (a list, its copy, a list joined or mapped from it) is drawn once."""
+    uses = _uses(lists)
+    draws = []          # (the key a node finds its draw by, the outcomes drawn from, by cell?)
+    for nodes in uses.values():
+        if len(nodes) == 1:
+            draws.append((id(nodes[0]), nodes[0].factor, False))
+        else:
+            draws.append((id(nodes[0].cell), nodes[0].cell, True))
+    shared = {id(nodes[0].cell) for nodes in uses.values() if len(nodes) > 1}
+    chains = {k: lst.nodes() for k, lst in lists.items()}
+    for combo in product(*[range(len(f)) for _, f, _ in draws]):
+        p = _ONE
+        pick = {}
+        for (key, f, _), i in zip(draws, combo):
+            p = p * f[i][1]
+            pick[key] = i
+        concrete = {}
+        for k, nodes in chains.items():
+            items = []
+            for node in nodes:
+                c = id(node.cell)
+                if c in shared:
+                    i = pick[c]
+                    items.append(node.cell[i][0] if node.images is None else node.images[i])
+                else:
+                    items.append(node.factor[pick[id(node)]][0])
+            concrete[k] = tuple(items)
+        yield concrete, p
+
+
+def put_items(value, concrete: dict):
+    """``value`` with each independent list named in ``concrete`` (by identity) replaced by its items."""
+    cls = value.__class__
+    if cls is Independent:
+        return concrete.get(id(value), value)
+    if cls is Record and has_lazy(value):
+        return Record([(k, put_items(v, concrete)) for k, v in value.items()])
+    if cls is tuple and has_lazy(value):
+        return tuple([put_items(v, concrete) for v in value])
+    return value
 
 
 def check_cases(n: int, limit: int) -> None:
@@ -157,38 +259,6 @@ def check_cases(n: int, limit: int) -> None:
                          f"more than the limit of {limit:,} (the live-state budget)",
                          hint="group by a count or sum over the items, or by one item (--by), so the list stays "
                               "factored; use `umpire simulate` for an estimate, or raise --budget")
-
-
-def _expand(value) -> list:
-    cls = value.__class__
-    if cls is Independent:
-        out: list = []
-        for combo in product(*value.factors()):
-            p = Fraction(1)
-            for _, q in combo:
-                p *= q
-            out.append((tuple(item for item, _ in combo), p))
-        return out
-    if cls is Record and has_lazy(value):
-        keys = list(value.keys())
-        parts = [_expand(value[k]) for k in keys]
-        out = []
-        for combo in product(*parts):
-            p = Fraction(1)
-            for _, q in combo:
-                p *= q
-            out.append((Record(zip(keys, (v for v, _ in combo))), p))
-        return _merged(out)
-    if cls is tuple and has_lazy(value):
-        parts = [_expand(v) for v in value]
-        out = []
-        for combo in product(*parts):
-            p = Fraction(1)
-            for _, q in combo:
-                p *= q
-            out.append((tuple(v for v, _ in combo), p))
-        return _merged(out)
-    return [(value, Fraction(1))]
 
 
 def _merged(pairs: list) -> list:
@@ -211,17 +281,30 @@ def sample(value):
 
 
 def map_items(lst: Independent, fn) -> Independent:
-    """The list with ``fn`` applied to each item (equal images merge within a factor)."""
+    """The list with ``fn`` applied to each item (equal images merge within a factor). Each image stays tied
+    to the random item it came from (its cell), so the list and its image expand together consistently."""
     out: Independent | None = None
-    for f in lst.factors():
+    for node in lst.nodes():
+        f = node.factor
         acc: dict = {}      # image -> the weights of the items giving it (each image hashed once)
+        seen: dict = {}     # item -> its image
         for item, p in f:
-            acc.setdefault(fn(item), []).append(p)
+            image = seen[item] = fn(item)
+            acc.setdefault(image, []).append(p)
+        # the image of each outcome of the random item (every one is among the factor's items)
+        source = node.images if node.images is not None else [x for x, _ in node.cell]
+        images = tuple([seen[x] if x in seen else fn(x) for x in source])
         # (no Fraction sum for an image only one item gives)
         out = Independent(out, tuple([(image, ps[0] if len(ps) == 1 else sum(ps[1:], ps[0]))
-                                      for image, ps in acc.items()]))
+                                      for image, ps in acc.items()]), node.cell, images)
     assert out is not None      # a list has at least one factor
     return out
+
+
+def repeats(lst: Independent) -> bool:
+    """Whether one random item sits twice in the list (``xs + xs``): its items are then not independent."""
+    cells = [id(node.cell) for node in lst.nodes() if len(node.cell) > 1]
+    return len(cells) != len(set(cells))
 
 
 def convolve(lst: Independent, fn, combine: str) -> list:

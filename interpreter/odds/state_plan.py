@@ -48,8 +48,9 @@ def _name_of(e) -> tuple[str | None, bool]:
 def _strictness(s) -> tuple[set, set]:
     """Names a simple statement needs as plain values (``strict``), and those it only passes on,
     reading at most one field (``attr``: plain only if the variable itself is an independent list).
-    Passing on: ``let/set/emit y = x`` or ``= x.f``, ``set x = x + [item]``, and a returned record
-    of such fields; whatever a call's arguments read is strict."""
+    Passing on: ``let/set/emit y = x`` or ``= x.f``, ``set x = x + [item]``, lists joined (``a + b.f``,
+    each side such a name or a list written out), and a returned record of such fields; whatever a
+    call's arguments read is strict."""
     value = getattr(s, "value", None) if not isinstance(s, ast.Roll) else None
     if isinstance(s, (ast.Let, ast.Set, ast.Emit, ast.Return)) and value is not None:
         name, attr = _name_of(value)
@@ -58,6 +59,11 @@ def _strictness(s) -> tuple[set, set]:
         if isinstance(s, ast.Set) and isinstance(value, ast.Binary) and value.op == "+" \
                 and isinstance(value.left, ast.Name) and value.left.name == s.name and isinstance(value.right, ast.ListExpr):
             return free_names(value.right), set()
+        if isinstance(value, ast.Binary) and value.op == "+" and all(
+                isinstance(v, ast.ListExpr) or _name_of(v)[0] is not None for v in (value.left, value.right)):
+            # joining lists (``a + b``, ``a.f + [x]``): independent items are kept as they are
+            return free_names(value.left if isinstance(value.left, ast.ListExpr) else None) | \
+                free_names(value.right if isinstance(value.right, ast.ListExpr) else None), set()
         if isinstance(s, ast.Return) and isinstance(value, ast.RecordExpr):
             strict, attrs = set(), set()
             for _, v in value.fields:

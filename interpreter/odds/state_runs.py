@@ -4,14 +4,13 @@ their outcomes, lazy lists made concrete where a statement needs them, stops kep
 from __future__ import annotations
 
 from fractions import Fraction
-from itertools import product
 from operator import attrgetter
 
 from ..analysis.caching import EMIT, result_value
 from ..model.values import DEAD, Record
 from .demand import ALL
 from .held import Held, emitted
-from .independent import Independent, check_cases, has_lazy
+from .independent import Independent, cases, check_cases, has_lazy, joint, lists_in, put_items
 from .state_host import EnumeratorHost
 from .state_nodes import State
 
@@ -61,39 +60,6 @@ def _still_lazy(env: dict, lazy: frozenset, targets: frozenset | None) -> frozen
     return frozenset(n for n in lazy | targets if has_lazy(env.get(n)))
 
 
-def _collect(value, found: dict) -> None:
-    """Every independent list inside ``value`` (by identity) into ``found``."""
-    cls = value.__class__
-    if cls is Independent:
-        found[id(value)] = value
-    elif (cls is Record or cls is tuple) and has_lazy(value):
-        for v in (value.values() if cls is Record else value):
-            _collect(v, found)
-
-
-def _chain(ind: Independent) -> list:
-    """The list's items' nodes, first to last (a longer list built on another shares its nodes)."""
-    out: list = []
-    node: Independent | None = ind
-    while node is not None:
-        out.append(node)
-        node = node.prev
-    out.reverse()
-    return out
-
-
-def _put(value, concrete: dict):
-    """``value`` with each independent list named in ``concrete`` (by identity) replaced by its items."""
-    cls = value.__class__
-    if cls is Independent:
-        return concrete.get(id(value), value)
-    if cls is Record and has_lazy(value):
-        return Record([(k, _put(v, concrete)) for k, v in value.items()])
-    if cls is tuple and has_lazy(value):
-        return tuple([_put(v, concrete) for v in value])
-    return value
-
-
 def _stop(e):
     from .paths import stop_outcome
     return stop_outcome(e)
@@ -141,40 +107,34 @@ class StateRuns(EnumeratorHost):
         held: dict = {}                     # every independent list in the state, by identity
         for name, v in env.items():
             for x in (v.values() if name == EMIT else (v,)):
-                _collect(x, held)
-        chains = {k: _chain(ind) for k, ind in held.items()}
+                lists_in(x, held)
+        # a random item is drawn once wherever it sits: lists sharing one with those read (a copy, a list
+        # joined or mapped from it) are expanded with them, each getting the items of the same draw
+        cells = {k: {id(node.cell) for node in ind.nodes()} for k, ind in held.items()}
         wanted: dict = {}
         for n in need:
-            _collect(env[n], wanted)
-        nodes = {id(node): node for k in wanted for node in chains[k]}
+            lists_in(env[n], wanted)
+        drawn = set().union(*[cells[k] for k in wanted])
         grown = True
         while grown:                        # lists sharing a random item with those expanded go with them
             grown = False
-            for k, chain in chains.items():
-                if k not in wanted and any(id(node) in nodes for node in chain):
-                    wanted[k] = held[k]
-                    for node in chain:
-                        nodes[id(node)] = node
+            for k, ind in held.items():
+                if k not in wanted and not cells[k].isdisjoint(drawn):
+                    wanted[k] = ind
+                    drawn |= cells[k]
                     grown = True
-        order = list(nodes.values())
-        count = 1
-        for node in order:
-            count *= len(node.factor)
+        count = cases(tuple(wanted.values()))
         check_cases(count, self.budget)
         self._charge(count * self.run_cost)
         out = []
-        for combo in product(*(node.factor for node in order)):
-            item = {id(node): x for node, (x, _) in zip(order, combo)}
-            p = Fraction(st.num, st.den)
-            for _, q in combo:
-                p *= q
-            concrete = {k: tuple(item[id(node)] for node in chains[k]) for k in wanted}
+        for concrete, q in joint(wanted):
+            p = Fraction(st.num, st.den) * q
             e = {}
             for name, v in env.items():
                 if name == EMIT:
-                    e[name] = {f: _put(x, concrete) for f, x in v.items()}
+                    e[name] = {f: put_items(x, concrete) for f, x in v.items()}
                 else:
-                    e[name] = _put(v, concrete)
+                    e[name] = put_items(v, concrete)
             lazy = frozenset(n for n in st.lazy if has_lazy(e[n]))
             out.append(State(e, p.numerator, p.denominator, st.given, st.steps, st.loops, lazy, st.origin))
         return out

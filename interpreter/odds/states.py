@@ -215,7 +215,9 @@ class StateEnumerator(StateControl, StateRuns):
             found = abstracted(procedure.name, args, spec)
             if found is not None:
                 shared_args, values = found
-                key = (procedure.name, self._key(shared_args))
+                # (records alike but for their fields' order share no distribution: a result keeps the order)
+                key = (procedure.name, self._key(shared_args),
+                       tuple([tuple(v) for v in shared_args.values() if v.__class__ is Record]))
                 shared = self.memo.get(key)
                 if shared is None:
                     try:
