@@ -27,6 +27,7 @@ from .host import CompilerHost
 from .support import Fn
 
 _MISSING = object()
+_ROLLS = object()
 _SHORTEST = 2
 """A run of fewer statements is not kept: one statement's own closure (a lookup's index, a pure call's memo)
 already reuses what it can."""
@@ -37,8 +38,9 @@ class SegmentCompiler(CompilerHost):
 
     def middle_parts(self, proc, statements, start: int) -> tuple:
         """(statement closures, steps charged, first position) of the middle ``statements`` (the body's from
-        ``start`` on), as ``block_parts`` gives them, with each run of pure statements worth keeping one
-        kept segment (with prefix caching on; off, nothing is reused)."""
+        ``start`` on), as ``block_parts`` gives them, with each run of pure statements (and of `if`s with pure
+        conditions, see ``kept_segment``) that is worth keeping one kept segment (with prefix caching on;
+        off, nothing is reused)."""
         if not self.prefix_caching or not statements:
             return self.block_parts(statements)[:3]
         body = proc.syntax.body
@@ -46,7 +48,9 @@ class SegmentCompiler(CompilerHost):
         run: list = []
 
         def flush(end: int) -> None:
-            if len(run) >= _SHORTEST and worth_keeping(run):
+            pure = [s for s in run if self.rolls_nothing(s)]
+            conditions = [b.condition for s in run if s not in pure for b in s.branches if b.condition is not None]
+            if len(run) >= _SHORTEST and worth_keeping(pure + conditions):
                 before = {p.name for p in proc.params} | bound_names(tuple(body[:end - len(run)]))
                 out.append(self.kept_segment(run, before))
             else:
@@ -54,7 +58,7 @@ class SegmentCompiler(CompilerHost):
             run.clear()
 
         for i, s in enumerate(statements):
-            if self._rolls_nothing(s):
+            if self.rolls_nothing(s) or self._guardable(s):
                 run.append(s)
                 continue
             flush(start + i)
@@ -64,8 +68,9 @@ class SegmentCompiler(CompilerHost):
         flush(start + len(statements))
         return tuple(out), len(statements), statements[0].pos     # charged and placed as block_parts does
 
-    def _rolls_nothing(self, s) -> bool:
-        """Whether a statement rolls nothing, chooses nothing and calls only pure procedures (as a prefix's do)."""
+    def rolls_nothing(self, s) -> bool:
+        """Whether a statement (or an expression) rolls nothing, chooses nothing and calls only pure procedures
+        (as a prefix's statements do)."""
         for node in walk((s,)):
             if isinstance(node, (ast.Roll, ast.Choose)):
                 return False
@@ -73,17 +78,33 @@ class SegmentCompiler(CompilerHost):
                 return False
         return True
 
+    def _guardable(self, s) -> bool:
+        """An `if` whose conditions are pure (its branches may roll): it can sit in a kept segment."""
+        return s.__class__ is ast.If and all(self.rolls_nothing(b.condition) for b in s.branches
+                                             if b.condition is not None)
+
     def kept_segment(self, statements: list, bound_before: set) -> Fn:
         """One closure running ``statements`` (pure, none charged here: the middle's charge covers them), their
         effect kept per prefix store and per value of the names they read that are not static."""
-        fns = tuple(f for f in (self.statement(s) for s in statements) if f is not None)
+        taken = [False]     # set by a branch that may roll (or choose, or call an impure procedure) when it runs
+        fns = []
+        for s in statements:
+            self.marking = taken if not self.rolls_nothing(s) else None    # (s_if marks such branches)
+            try:
+                fn = self.statement(s)
+            finally:
+                self.marking = None
+            if fn is not None:
+                fns.append(fn)
         inside = bound_names(tuple(statements))
         # what they read from before them (a comprehension's own variable is not read), less the names
         # fixed per prefix state (the prefix store the effect is kept in stands for those)
         reads = sorted(n for n in free_names(tuple(statements)) if n not in self.globals
                        and n not in self.static_names and (n in bound_before or n not in inside))
         key_of = _key_reader(tuple(reads), self.rolls_may_hide)
-        memo: dict = {}     # (id of the prefix store, key) -> (store, signal, locals set, emits made, used, ran_at)
+        # (id of the prefix store, key) -> (store, None, signal, locals set, emits made, used, ran_at), or
+        # (store, _ROLLS) for values whose run took a branch that rolls
+        memo: dict = {}
 
         def run_all(env, rt):
             for fn in fns:
@@ -102,26 +123,32 @@ class SegmentCompiler(CompilerHost):
             except TypeError:           # a value that cannot be a key: run it
                 return run_all(env, rt)
             if hit is not None and hit[0] is store:
-                left = rt.steps_left - hit[4]
-                if left >= 0 and rt.depth <= hit[5]:
+                if hit[1] is _ROLLS:   # these values take a branch that rolls: run it (as they did)
+                    return run_all(env, rt)
+                left = rt.steps_left - hit[5]
+                if left >= 0 and rt.depth <= hit[6]:
                     rt.steps_left = left
-                    if hit[2]:
-                        env.update(hit[2])
                     if hit[3]:
-                        env[_EMIT].update(hit[3])
-                    return hit[1]
+                        env.update(hit[3])
+                    if hit[4]:
+                        env[_EMIT].update(hit[4])
+                    return hit[2]
             before, steps = env.copy(), rt.steps_left
             emitted = env.get(_EMIT)
             emits_before = emitted.copy() if emitted else {}
+            taken[0] = False
             signal = run_all(env, rt)      # an error is not kept: it happens again next time
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            if taken[0]:    # not kept: from the same values, the same branch is taken again (before its dice)
+                memo[mkey] = (store, _ROLLS)
+                return signal
             if len(env) < len(before) or any(k not in env for k in before):
                 return signal              # (nothing unsets a local; should anything, it is not replayed)
             changes = {k: v for k, v in env.items() if k not in before or before[k] is not v}
             made = {k: v for k, v in emitted.items() if k not in emits_before or emits_before[k] is not v} \
                 if emitted else {}
-            if len(memo) >= _MEMO_LIMIT:
-                memo.clear()
-            memo[mkey] = (store, signal, changes, made, steps - rt.steps_left, rt.depth)
+            memo[mkey] = (store, None, signal, changes, made, steps - rt.steps_left, rt.depth)
             return signal
         return kept_segment
 
