@@ -66,7 +66,7 @@ class Compiler(LazyCompilation, SegmentCompiler, StatementCompiler, RollCompiler
         self.static_names: set[str] = set()  # names fixed by the current procedure's cached prefix
         self.static_slots = 0
         self.untraced = False     # compiling parts that only untraced runs use (analysis/caching.py): no trace code
-        self.marking: list | None = None   # compiling an `if` in a kept segment: its rolling branches mark it
+        self.marking = False      # compiling an `if` in a kept segment: its rolling branches mark the run
         self.traced_pending: dict | None = None   # lazy compile: traced bodies not compiled yet, by procedure
         self._param_constants: dict = {}          # procedure name -> its written-out parameter defaults
         # lengths from which a list or text just built is checked: its limit (which a ruleset may set low)

@@ -41,7 +41,7 @@ class CompilerHost:
     static_names: set[str]
     static_slots: int
     untraced: bool
-    marking: list | None
+    marking: bool
 
     if TYPE_CHECKING:
         # compiler.py

@@ -28,6 +28,10 @@ from .support import Fn
 
 _MISSING = object()
 _ROLLS = object()
+ROLLED = "$rolled"
+"""Set in a procedure's locals when a branch that may roll runs inside one of its kept segments (a mark in the
+locals of that very run, not in the closure: runs on other threads, or of the same procedure called inside
+the branch, have locals of their own)."""
 _SHORTEST = 2
 """A run of fewer statements is not kept: one statement's own closure (a lookup's index, a pure call's memo)
 already reuses what it can."""
@@ -86,14 +90,13 @@ class SegmentCompiler(CompilerHost):
     def kept_segment(self, statements: list, bound_before: set) -> Fn:
         """One closure running ``statements`` (pure, none charged here: the middle's charge covers them), their
         effect kept per prefix store and per value of the names they read that are not static."""
-        taken = [False]     # set by a branch that may roll (or choose, or call an impure procedure) when it runs
         fns = []
         for s in statements:
-            self.marking = taken if not self.rolls_nothing(s) else None    # (s_if marks such branches)
+            self.marking = not self.rolls_nothing(s)    # s_if marks the run of a branch that may roll
             try:
                 fn = self.statement(s)
             finally:
-                self.marking = None
+                self.marking = False
             if fn is not None:
                 fns.append(fn)
         inside = bound_names(tuple(statements))
@@ -133,14 +136,15 @@ class SegmentCompiler(CompilerHost):
                     if hit[4]:
                         env[_EMIT].update(hit[4])
                     return hit[2]
+            env.pop(ROLLED, None)
             before, steps = env.copy(), rt.steps_left
             emitted = env.get(_EMIT)
             emits_before = emitted.copy() if emitted else {}
-            taken[0] = False
             signal = run_all(env, rt)      # an error is not kept: it happens again next time
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
-            if taken[0]:    # not kept: from the same values, the same branch is taken again (before its dice)
+            if env.pop(ROLLED, None) is not None:
+                # not kept: from the same values, the same branch is taken again (before its dice)
                 memo[mkey] = (store, _ROLLS)
                 return signal
             if len(env) < len(before) or any(k not in env for k in before):

@@ -13,6 +13,7 @@ from ..reading import syntax as ast
 from ..runtime.operators import truth as _truth
 from .fast_paths import _if_untraced
 from .host import CompilerHost
+from .segments import ROLLED as _ROLLED
 from .support import Fn, described
 
 
@@ -227,14 +228,14 @@ class StatementCompiler(CompilerHost):
         branches = []
         # in a kept segment (compiling/segments.py), each branch that may roll marks its run: the segment's
         # effect is then not kept
-        mark, self.marking = self.marking, None
+        mark, self.marking = self.marking, False
         for b in s.branches:
             cond = self.expr(b.condition) if b.condition is not None else None
             if not self.untraced:       # the parts are the traced closures (the state enumerator runs them)
                 self.parts.setdefault(id(b), cond)
             body = self.block(b.body)
-            if mark is not None and not all(self.rolls_nothing(t) for t in b.body):
-                body = _marking(body, mark)
+            if mark and not all(self.rolls_nothing(t) for t in b.body):
+                body = _marking(body)
             branches.append((cond, body, ast.unparse(b.condition) if b.condition is not None else None,
                              self.ruleset.cite(b.cite), b.condition.pos if b.condition is not None else b.pos))
         many = len(branches) > 1
@@ -357,14 +358,11 @@ def _returns(s) -> bool:
     return False
 
 
-def _marking(body: Fn, mark: list) -> Fn:
-    """A branch that may roll, in a kept segment: its run sets ``mark[0]`` (after it too, should the branch have
-    run the same segment again inside)."""
+def _marking(body: Fn) -> Fn:
+    """A branch that may roll, in a kept segment: its run marks the locals, so that the segment is not kept."""
     def marked_branch(env, rt):
-        mark[0] = True
-        signal = body(env, rt)
-        mark[0] = True
-        return signal
+        env[_ROLLED] = True
+        return body(env, rt)
     return marked_branch
 
 
