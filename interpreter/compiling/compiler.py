@@ -67,6 +67,7 @@ class Compiler(LazyCompilation, SegmentCompiler, StatementCompiler, RollCompiler
         self.static_slots = 0
         self.untraced = False     # compiling parts that only untraced runs use (analysis/caching.py): no trace code
         self.marking = False      # compiling an `if` in a kept segment: its rolling branches mark the run
+        self.purity: dict = {}    # id of a syntax node -> (node, whether it rolls nothing): segments.rolls_nothing
         self.traced_pending: dict | None = None   # lazy compile: traced bodies not compiled yet, by procedure
         self._param_constants: dict = {}          # procedure name -> its written-out parameter defaults
         # lengths from which a list or text just built is checked: its limit (which a ruleset may set low)

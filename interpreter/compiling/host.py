@@ -42,6 +42,7 @@ class CompilerHost:
     static_slots: int
     untraced: bool
     marking: bool
+    purity: dict
 
     if TYPE_CHECKING:
         # compiler.py

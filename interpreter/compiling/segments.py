@@ -47,40 +47,49 @@ class SegmentCompiler(CompilerHost):
         off, nothing is reused)."""
         if not self.prefix_caching or not statements:
             return self.block_parts(statements)[:3]
-        body = proc.syntax.body
         out: list = []
         run: list = []
+        # the names bound before each statement (the parameters, then what the body binds up to it), kept up to date
+        bound = {p.name for p in proc.params} | bound_names(tuple(proc.syntax.body[:start]))
+        before: set = set()      # ``bound`` where the current run started
 
-        def flush(end: int) -> None:
+        def flush() -> None:
             pure = [s for s in run if self.rolls_nothing(s)]
             conditions = [b.condition for s in run if s not in pure for b in s.branches if b.condition is not None]
             if len(run) >= _SHORTEST and worth_keeping(pure + conditions):
-                before = {p.name for p in proc.params} | bound_names(tuple(body[:end - len(run)]))
                 out.append(self.kept_segment(run, before))
             else:
                 out.extend(f for f in (self.statement(s) for s in run) if f is not None)
             run.clear()
 
-        for i, s in enumerate(statements):
+        for s in statements:
             if self.rolls_nothing(s) or self._guardable(s):
+                if not run:
+                    before = set(bound)
                 run.append(s)
-                continue
-            flush(start + i)
-            fn = self.statement(s)
-            if fn is not None:
-                out.append(fn)
-        flush(start + len(statements))
+            else:
+                flush()
+                fn = self.statement(s)
+                if fn is not None:
+                    out.append(fn)
+            bound |= bound_names((s,))
+        flush()
         return tuple(out), len(statements), statements[0].pos     # charged and placed as block_parts does
 
     def rolls_nothing(self, s) -> bool:
         """Whether a statement (or an expression) rolls nothing, chooses nothing and calls only pure procedures
-        (as a prefix's statements do)."""
+        (as a prefix's statements do); kept per syntax node (it is asked of the same ones several times)."""
+        kept = self.purity.get(id(s))
+        if kept is not None and kept[0] is s:
+            return kept[1]
+        found = True
         for node in walk((s,)):
-            if isinstance(node, (ast.Roll, ast.Choose)):
-                return False
-            if isinstance(node, ast.Call) and not self.ruleset.procedures[node.procedure].deterministic:
-                return False
-        return True
+            if isinstance(node, (ast.Roll, ast.Choose)) or (
+                    isinstance(node, ast.Call) and not self.ruleset.procedures[node.procedure].deterministic):
+                found = False
+                break
+        self.purity[id(s)] = (s, found)       # (the node kept, so that its id stays its own)
+        return found
 
     def _guardable(self, s) -> bool:
         """An `if` whose conditions are pure (its branches may roll): it can sit in a kept segment."""
