@@ -208,6 +208,13 @@ def test_cached_prefix_still_charges_its_steps(tmp_path):
     assert again.status == "error" and "limit 'steps'" in again.reason
 
 
+def _with_steps(tmp_path, steps: int, source: str):
+    """The fixture ruleset with limit 'steps' set to ``steps`` and ``source`` added as a procedure file."""
+    return write_ruleset(tmp_path, {
+        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("steps: 5000", f"steps: {steps}"),
+        "procedures/extra.ump": source})
+
+
 def _traced_and_untraced(root, proc_name, args, dice=()):
     """Status and limit named by a traced run, then by two untraced runs (the second reuses kept work)."""
     r = load_ruleset(root)
@@ -221,12 +228,10 @@ def _traced_and_untraced(root, proc_name, args, dice=()):
 def test_steps_running_out_in_a_reused_opening_stop_where_a_traced_run_stops(tmp_path):
     # the second call of heavy reuses its opening (the loop) untraced; 40 steps run out in that loop, and the
     # error must name the loop's statement as a traced run does, not the procedure's header
-    root = write_ruleset(tmp_path, {
-        "ruleset.yaml": (FIXTURE / "ruleset.yaml").read_text().replace("steps: 5000", "steps: 40"),
-        "procedures/extra.ump": "procedure heavy(items: list[int]):\n    let n = 0\n    for each i in items:\n"
-                                "        set n = n + i\n    roll d = d6\n    return n + d\n\n"
-                                "procedure twice(items: list[int]):\n    let a = call heavy(items: items)\n"
-                                "    let b = call heavy(items: items)\n    return a + b\n"})
+    root = _with_steps(tmp_path, 40, "procedure heavy(items: list[int]):\n    let n = 0\n    for each i in items:\n"
+                                     "        set n = n + i\n    roll d = d6\n    return n + d\n\n"
+                                     "procedure twice(items: list[int]):\n    let a = call heavy(items: items)\n"
+                                     "    let b = call heavy(items: items)\n    return a + b\n")
     r = load_ruleset(root)
     outs = [adjudicate(r, find_procedure(r, "twice"), {"items": tuple(range(20))}, GivenDice([[1], [1]]), None,
                        trace=trace) for trace in (True, False, False)]
@@ -294,6 +299,57 @@ def test_values_kept_per_prefix_state_respect_shadowing(tmp_path):
                                     "        set total = total + n * 2\n    return total + base\n"})
     assert run("shadow", {"n": 1, "items": [1, 2, 3]}, root=root).value == 22
     assert run("shadow", {"n": 1, "items": [4, 5]}, root=root).value == 28
+
+
+_SEGMENT = ("procedure bonus(x: int):\n    return x * 10\n\n"
+            "procedure segment(x: int, items: list[int]):\n    roll d = d6\n    let b = call bonus(x: d)\n"
+            "    let s = sum(i for i in items if i <= d)\n    emit seen = d\n    if d == 6:\n"
+            "        roll e = d6\n        set b = b + e\n        emit extra = e.original\n    emit b = b\n"
+            "    return b + s + x\n")
+
+
+def _runs(root, proc_name, args, dice, trace):
+    """Each run's (status, value, reason), one after another on one load (so later runs reuse kept work)."""
+    from interpreter.model.values import thaw
+    r = load_ruleset(root)
+    proc = find_procedure(r, proc_name)
+    outs = [adjudicate(r, proc, dict(args), GivenDice([list(d) for d in rolls]), None, trace=trace) for rolls in dice]
+    return [(o.status, thaw(o.value), o.reason) for o in outs]
+
+
+def test_statements_kept_between_rolls_give_what_running_them_gives(tmp_path):
+    # from the roll to the end nothing rolls unless d is 6: untraced runs keep that stretch's effect per
+    # die; a 6 takes the branch that rolls, whose second die must be rolled again each time, not replayed
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": _SEGMENT})
+    dice = [[[3]], [[3]], [[6], [1]], [[6], [5]], [[1]], [[6], [2]], [[3]]]     # each run's rolls
+    args = {"x": 1, "items": (1, 2, 3, 4, 5, 6)}
+    traced = _runs(root, "segment", args, dice, True)
+    assert [(v["b"], v.get("extra"), v["value"]) for _, v, _ in traced] == [
+        (30, None, 37), (30, None, 37), (61, 1, 83), (65, 5, 87), (10, None, 12), (62, 2, 84), (30, None, 37)]
+    untraced = _runs(root, "segment", args, dice, False)
+    assert untraced == traced
+    assert [list(v) for _, v, _ in untraced] == [list(v) for _, v, _ in traced]     # the fields in the same order
+
+
+def test_statements_kept_between_rolls_still_cost_their_steps(tmp_path):
+    # between the second roll and the third nothing rolls: untraced runs keep that stretch per die, but its
+    # call and the sum's items still cost their steps on every run. A first die of 1 leaves room for them in
+    # 36 steps; a 6 (more steps in the loop) must stop, traced or not, though the second die is the same and
+    # its stretch kept
+    root = _with_steps(tmp_path, 36, "procedure bonus(x: int):\n    return x * 10\n\n"
+                                     "procedure late(items: list[int]):\n    let t = 0\n    roll a = d6\n"
+                                     "    for each i in items:\n        if i <= a:\n            set t = t + 1\n"
+                                     "    roll d = d6\n    let b = call bonus(x: d)\n"
+                                     "    let s = sum(i for i in items if i <= d)\n    emit b = b\n    roll z = d6\n"
+                                     "    return b + s + t + z\n")
+    r = load_ruleset(root)
+    proc = find_procedure(r, "late")
+    for first, status in ((1, "ok"), (1, "ok"), (6, "error"), (1, "ok"), (6, "error")):
+        for trace in (True, False, False):
+            out = adjudicate(r, proc, {"items": tuple(range(1, 13))}, GivenDice([[first], [1], [1]]), None,
+                             trace=trace)
+            assert out.status == status, (first, trace, out.reason)
+            assert status == "ok" or "limit 'steps'" in out.reason
 
 
 _PICK = ("procedure pick_one(items: list[text]):\n    roll r = d(len(items)) cite \"random pick\"\n"

@@ -53,6 +53,9 @@ _MISSING = object()
 _PREFIX_RAN_AT = 5
 _SUFFIX_USED, _SUFFIX_RAN_AT = 2, 4
 _NO_EMITS: dict = {}   # the emits of a procedure without `emit` (never written to)
+NESTING = frozenset((Record, tuple))
+"""The classes of values that nest (lists, records): ``NESTING.isdisjoint(map(type, values))`` tells, in one C
+pass, that none of ``values`` adds to a depth (the common case: numbers, texts, truth values), before a loop."""
 
 
 @dataclass
@@ -162,12 +165,13 @@ def bounded_result(value, emitted: dict, rt, pos):
         except AttributeError:
             d = built_depth(value)
         value = Record({**emitted, **value})
-        for k, v in emitted.items():
-            c = v.__class__
-            if (c is Record or c is tuple) and value[k] is v:    # (not a field the return replaced)
-                vd = depth_of(v) + 1
-                if vd > d:
-                    d = vd
+        if not NESTING.isdisjoint(map(type, emitted.values())):
+            for k, v in emitted.items():
+                c = v.__class__
+                if (c is Record or c is tuple) and value[k] is v:    # (not a field the return replaced)
+                    vd = depth_of(v) + 1
+                    if vd > d:
+                        d = vd
         value._depth = d
     else:
         value = Record(emitted) if value is None else Record({**emitted, "value": value})   # result_value
@@ -337,13 +341,14 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         # d deep (kept with their entries), so only the middle's emits are looked at
         if not emitted:
             return None
-        for k in middle_emits:
-            v = emitted.get(k)
-            c = v.__class__
-            if c is Record or c is tuple:
-                vd = depth_of(v)
-                if vd > d:
-                    d = vd
+        if not NESTING.isdisjoint(map(type, map(emitted.get, middle_emits))):
+            for k in middle_emits:
+                v = emitted.get(k)
+                c = v.__class__
+                if c is Record or c is tuple:
+                    vd = depth_of(v)
+                    if vd > d:
+                        d = vd
         d += 1
         value = Record(emitted)
         value._depth = d

@@ -21,7 +21,8 @@ The ``Compiler`` class is assembled from one mixin per kind of thing it compiles
 compiling/statements.py (blocks and statements), compiling/rolls.py (the `roll` statement),
 compiling/expressions.py (names, fields, lists, records, unary and logical operators), compiling/operators.py
 (binary operators), compiling/calls.py (procedure calls, builtins and aggregates, table lookups, stacks),
-compiling/fast_paths.py (the hand-fused closures untraced runs use: reads in place, fused lets, kept static values)
+compiling/fast_paths.py (the hand-fused closures untraced runs use: reads in place, fused lets, kept static values),
+compiling/segments.py (the untraced middle, its runs of pure statements kept per value of what they read)
 and compiling/lazy.py (compiling each procedure's traced and untraced forms when first needed). This module keeps
 what ties them together: the per-ruleset and per-procedure state, and a procedure's ``run``, ``run_untraced`` and
 ``fill_defaults``.
@@ -46,10 +47,11 @@ from .fast_paths import FastPaths
 from .lazy import LazyCompilation, _PartsOnDemand
 from .operators import OperatorCompiler
 from .rolls import RollCompiler
+from .segments import SegmentCompiler
 from .statements import StatementCompiler
 
 
-class Compiler(LazyCompilation, StatementCompiler, RollCompiler, ExpressionCompiler,
+class Compiler(LazyCompilation, SegmentCompiler, StatementCompiler, RollCompiler, ExpressionCompiler,
                OperatorCompiler, CallCompiler, FastPaths):
     """Syntax tree to closures for one ruleset: the mixins compile, this class holds the state they share."""
 
@@ -64,6 +66,8 @@ class Compiler(LazyCompilation, StatementCompiler, RollCompiler, ExpressionCompi
         self.static_names: set[str] = set()  # names fixed by the current procedure's cached prefix
         self.static_slots = 0
         self.untraced = False     # compiling parts that only untraced runs use (analysis/caching.py): no trace code
+        self.marking = False      # compiling an `if` in a kept segment: its rolling branches mark the run
+        self.purity: dict = {}    # id of a syntax node -> (node, whether it rolls nothing): segments.rolls_nothing
         self.traced_pending: dict | None = None   # lazy compile: traced bodies not compiled yet, by procedure
         self._param_constants: dict = {}          # procedure name -> its written-out parameter defaults
         # lengths from which a list or text just built is checked: its limit (which a ruleset may set low)

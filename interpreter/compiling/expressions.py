@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..analysis.caching import NESTING as _NESTING
 from ..errors import AdjudicationError, did_you_mean
 from ..model.values import (
     CELLS_PER_STEP,
@@ -232,12 +233,13 @@ class ExpressionCompiler(CompilerHost):
         def record(env, rt):
             r = made(env, rt)
             d = 1
-            for v in r.values():
-                c = v.__class__
-                if c is Record or c is tuple:     # lists or records inside: bound the nesting
-                    vd = depth_of(v) + 1
-                    if vd > d:
-                        d = vd
+            if not _NESTING.isdisjoint(map(type, r.values())):
+                for v in r.values():
+                    c = v.__class__
+                    if c is Record or c is tuple:     # lists or records inside: bound the nesting
+                        vd = depth_of(v) + 1
+                        if vd > d:
+                            d = vd
             r._depth = d                          # known without looking again
             r._hash = None     # not hashed yet (an unset slot would make its first hash raise an AttributeError)
             if d == 1:

@@ -72,7 +72,7 @@ class LazyCompilation(CompilerHost):
                 prefix = self.block(statements[:k]) if k else None
                 self.static_names = split.static_names
                 self.static_slots = 0
-                middle = self.block_parts(statements[k:j])[:3] if k < j else None
+                middle = self.middle_parts(proc, statements[k:j], k) if k < j else None
                 self.static_names = set()
                 suffix = self.block(statements[j:]) if j < len(statements) else None
             finally:

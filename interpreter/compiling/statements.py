@@ -13,6 +13,7 @@ from ..reading import syntax as ast
 from ..runtime.operators import truth as _truth
 from .fast_paths import _if_untraced
 from .host import CompilerHost
+from .segments import ROLLED as _ROLLED
 from .support import Fn, described
 
 
@@ -225,11 +226,17 @@ class StatementCompiler(CompilerHost):
 
     def s_if(self, s: ast.If, cite):
         branches = []
+        # in a kept segment (compiling/segments.py), each branch that may roll marks its run: the segment's
+        # effect is then not kept
+        mark, self.marking = self.marking, False
         for b in s.branches:
             cond = self.expr(b.condition) if b.condition is not None else None
             if not self.untraced:       # the parts are the traced closures (the state enumerator runs them)
                 self.parts.setdefault(id(b), cond)
-            branches.append((cond, self.block(b.body), ast.unparse(b.condition) if b.condition is not None else None,
+            body = self.block(b.body)
+            if mark and not all(self.rolls_nothing(t) for t in b.body):
+                body = _marking(body)
+            branches.append((cond, body, ast.unparse(b.condition) if b.condition is not None else None,
                              self.ruleset.cite(b.cite), b.condition.pos if b.condition is not None else b.pos))
         many = len(branches) > 1
         ruled_out = (f"otherwise ({ast.unparse(ast.Unary(s.pos, 'not', s.branches[0].condition))})"
@@ -349,6 +356,14 @@ def _returns(s) -> bool:
     if s.__class__ is ast.ForEach:
         return any(_returns(t) for t in s.body)
     return False
+
+
+def _marking(body: Fn) -> Fn:
+    """A branch that may roll, in a kept segment: its run marks the locals, so that the segment is not kept."""
+    def marked_branch(env, rt):
+        env[_ROLLED] = True
+        return body(env, rt)
+    return marked_branch
 
 
 def _from_overlay(fn: Fn, pos) -> Fn:
