@@ -368,6 +368,18 @@ def test_a_map_in_the_situation_is_read_with_positions_too(tmp_path):
     assert "gives no `map:`" in str(e.value)
 
 
+
+def test_a_map_written_in_a_test_case_is_checked_on_every_run_warm_or_cold(tmp_path, cli):
+    """The load cache keeps only documents whose written maps passed: a bad one is reported each time, at its line."""
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "bad.yaml").write_text(f"ruleset: {ROOT}\ncases:\n  - id: X\n    procedure: sight\n"
+                                     "    inputs: {firer: '0101', target: '0202'}\n"
+                                     "    map:\n      boards: [{columns: 3}]\n    expect: {range: 1, los: true}\n")
+    for _ in range(2):
+        code, out, err = cli("test", str(folder / "bad.yaml"))
+        assert code == 2 and "bad.yaml:7:" in out + err and "rows" in out + err
+
 # ---- pictures -------------------------------------------------------------------------------------
 
 def test_the_map_picture_draws_every_hex_the_units_and_the_line_of_sight(tmp_path, cli):

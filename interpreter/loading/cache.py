@@ -47,10 +47,11 @@ from .. import __version__
 from ..reading import shipped
 from ..reading.source import read_regular
 
-FORMAT = 4
+FORMAT = 5
 """Changes whenever the layout of an entry or of the encoded model changes (2: entries carry a MAC; 3: a procedure's
 fields are stored apart from the model, like its body; 4: a document's position tables are lines of their own, read
-when a position is first asked for, and plain data is stored as plain JSON)."""
+when a position is first asked for, and plain data is stored as plain JSON; 5: a stored document's written maps
+passed the map schema too)."""
 
 MAX_ENTRY_BYTES = 64_000_000
 """Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""
@@ -495,19 +496,22 @@ def valid_document(path, kind: str, text: str | None = None):
 
 
 def _read_valid(path, kind: str, text: str | None):
-    from ..reading.schema import validate
+    from ..reading.schema import validate, validate_written_maps
     from ..reading.source import load_yaml
     doc = load_yaml(path, text)
     validate(doc, kind)
+    validate_written_maps(doc, kind)
     return doc
 
 
 def _document_from(found, file: str, text: str):
     from .codec import load_document
     try:
-        return load_document(file, text, found[1], [line.decode("utf-8") for line in found[2]])
+        doc = load_document(file, text, found[1], [line.decode("utf-8") for line in found[2]])
     except Exception:   # a malformed entry is a miss
         return None
+    doc.maps_valid = True       # stored only after _read_valid: its written maps passed the map schema
+    return doc
 
 
 def _save_document(key: str, doc) -> None:

@@ -71,8 +71,9 @@ def load_board(ruleset: Ruleset, doc: Document, path: tuple, data: dict, placed:
         file = referenced_at(Path(doc.file).parent, spec, doc, path + ("map",), "map")
         board = _map_file(ruleset, valid_document(file, "map"))
     else:
-        from ..reading.schema import validate_value, validator
-        validate_value(spec, validator("map").schema, doc, path + ("map",), "map")
+        if not getattr(doc, "maps_valid", False):
+            from ..reading.schema import validate_value, validator
+            validate_value(spec, validator("map").schema, doc, path + ("map",), "map")
         board = _read_map(ruleset, doc, path + ("map",))
     return _place(board, pdoc, ppath, pdata)
 

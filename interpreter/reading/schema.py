@@ -38,6 +38,20 @@ def validate(doc: Document, kind: str) -> None:
         raise InputErrors([translate(doc, e, kind) for e in errors[:20]])
 
 
+def validate_written_maps(doc: Document, kind: str) -> None:
+    """Check the maps written inside a situation or test file (``map:`` as a mapping) against the map schema,
+    with errors worded for a map; afterwards ``doc.maps_valid`` says so, and the load cache keeps only documents
+    that passed, so a cached document's maps are not checked again (a warm start imports no jsonschema)."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    owners = [((), data)] if kind == "situation" else \
+        [(("cases", i), case) for i, case in enumerate(data.get("cases") or []) if isinstance(case, dict)] \
+        if kind == "tests" else []
+    for path, owner in owners:
+        if isinstance(owner.get("map"), dict):
+            validate_value(owner["map"], validator("map").schema, doc, path + ("map",), "map")
+    doc.maps_valid = True       # type: ignore[attr-defined]
+
+
 def validate_value(value, schema: dict, doc: Document, base_path: tuple, what: str) -> None:
     """Validate a value (e.g. a situation's inputs) against a derived schema."""
     from jsonschema import Draft7Validator
