@@ -13,7 +13,7 @@ from ..errors import AdjudicationError, LimitError
 from ..model.values import DEAD, Roll, holds_roll, key_form, show, type_name
 from ..runtime.operators import truth
 from .held import MISSING, Held, combined, get, outside
-from .independent import Independent, has_lazy, map_items
+from .independent import Independent, has_lazy, lists_in, map_items
 from .state_host import EnumeratorHost
 from .state_nodes import Key, State, _For, _If, _Map
 from .state_runs import _CHARGE_EVERY, _steps_left, _stop
@@ -89,6 +89,12 @@ def _columns(states: list, names: tuple, get=None) -> list:
         if len(names) == 1:
             return [rows]
     return [list(col) for col in zip(*rows)]
+
+
+class _Draws(tuple):
+    """A loop's items to draw, one per round: the nodes of an independent list (odds/independent.py)."""
+
+    __slots__ = ()
 
 
 class StateControl(EnumeratorHost):
@@ -169,6 +175,9 @@ class StateControl(EnumeratorHost):
                                  "(limit 'loop')", pos)
             return items
         started: list = []
+        draws = node.draws
+        if draws is not None:
+            states = self._drawn(node, states, started, outcomes, plan, rt, limit)
         self._run(items_of, states, outcomes, rt, plan, False, False, collect=started)
         active = []
         for items, st in started:
@@ -179,7 +188,7 @@ class StateControl(EnumeratorHost):
         finished = []
         while active:
             round_: list = []
-            parents = []
+            parents: list = []      # the accumulator at the start of the round, per state it started from
             for st in active:
                 items, i = st.loops[-1]
                 if i >= len(items):
@@ -187,17 +196,33 @@ class StateControl(EnumeratorHost):
                     finished.append(st)
                     continue
                 env = st.env.copy()
-                env[var] = items[i]
                 lazy = st.lazy
+                held = None
                 if acc is not None:
                     held = env.get(acc)
                     if held.__class__ is tuple and held:
                         held = env[acc] = Independent.of(held)
                         self.lazy_made += 1
                         lazy = lazy | {acc}
-                    parents.append(held)
-                round_.append(State(env, st.num, st.den, st.given, st.steps, st.loops[:-1] + ((items, i + 1),),
-                                    lazy, st.origin[:-1] + (len(round_),)))
+                origin = st.origin[:-1] + (len(parents),)
+                parents.append(held)
+                loops = st.loops[:-1] + ((items, i + 1),)
+                if items.__class__ is _Draws:
+                    # this round's item drawn from its own distribution: one state per outcome (the rounds that
+                    # came from one state and differ only in the item they append are factored again below)
+                    factor = items[i].factor
+                    if len(factor) > 1:
+                        for item, p in factor:
+                            e = env.copy()
+                            e[var] = item
+                            num, den = st.num * p.numerator, st.den * p.denominator
+                            g = math.gcd(num, den)
+                            round_.append(State(e, num // g, den // g, st.given, st.steps, loops, lazy, origin))
+                        continue
+                    env[var] = factor[0][0]
+                else:
+                    env[var] = items[i]
+                round_.append(State(env, st.num, st.den, st.given, st.steps, loops, lazy, origin))
             if not round_:
                 break
             active = self._block(node.body, round_, outcomes, rt, plan)
@@ -214,6 +239,54 @@ class StateControl(EnumeratorHost):
                         st.env[acc] = plain
                         st.lazy = st.lazy - {acc}
         return finished
+
+    def _drawn(self, node: _For, states: list, started: list, outcomes: dict, plan, rt, limit: int) -> list:
+        """The states whose loop source (``node.draws``: a variable the loop reads nowhere else, nor is it read
+        after the loop) holds an independent list no other live value shares a random item with: started with
+        the list's items to draw one per round (``_Draws``), into ``started``. The others are returned, the
+        list expanded (a list whose items are also somewhere else must be drawn once for every place)."""
+        name, source = node.draws, node.source
+        rest = []
+        for st in states:
+            held = st.env.get(name)
+            if held.__class__ is not Independent or name not in st.lazy or st.loops or \
+                    not self._alone(st, held, node.head_key.names):
+                rest.append(st)
+                continue
+            rt.steps_left = st.steps
+            held = source(st.env, rt)
+            if held.length > limit:
+                e = LimitError(f"this loop would run {held.length} times, more than the limit of {limit} "
+                               "(limit 'loop')", node.pos)
+                self._outcome(outcomes, plan, _stop(e), st.num, st.den)
+                continue
+            self.runs += 1
+            self._charge(st.steps - rt.steps_left + self.run_cost)
+            started.append((_Draws(held.nodes()), State(st.env, st.num, st.den, st.given, rt.steps_left, st.loops,
+                                                         st.lazy, st.origin)))
+        if rest and self.lazy_made:
+            rest = self._concrete(rest, {name}, set())
+        return rest
+
+    @staticmethod
+    def _alone(st, held: Independent, live) -> bool:
+        """Whether no live variable (``live``) nor emitted field holds a random item of ``held``, which holds
+        each of its random items once, none of them a list of independent items itself."""
+        cells = set()
+        for n in held.nodes():
+            if len(n.factor) > 1:
+                if id(n.cell) in cells or any(has_lazy(item) for item, _ in n.factor):
+                    return False
+                cells.add(id(n.cell))
+        if not cells:
+            return True
+        env = st.env
+        values = [env[n] for n in live if n in env]
+        values.extend(v for v in env[EMIT].values() if v is not DEAD)
+        found: dict = {}
+        for v in values:
+            lists_in(v, found)
+        return all(id(n.cell) not in cells for lst in found.values() for n in lst.nodes())
 
     def _factor(self, states: list, acc: str, names: Key, parents: list) -> list:
         """The states of one round that came from the same state and differ only in the item the round
@@ -310,12 +383,16 @@ class StateControl(EnumeratorHost):
                     env[var] = saved
             e = env.copy()
             lazy = st.lazy
+            # every item's image the same whatever it is drawn as: a plain list (a constant image of a random
+            # item is independent of it, so nothing needs drawing; reading it expands nothing)
+            plain_items = mapped.fixed()
+            value = mapped if plain_items is None else plain_items
             if node.is_emit:
                 e[EMIT] = e[EMIT].copy()
-                e[EMIT][name] = DEAD if node.dead else mapped
+                e[EMIT][name] = DEAD if node.dead else value
             else:
-                e[name] = DEAD if node.dead else mapped
-                lazy = lazy | {name} if not node.dead else lazy - {name}
+                e[name] = DEAD if node.dead else value
+                lazy = lazy | {name} if not node.dead and plain_items is None else lazy - {name}
             out.append(State(e, st.num, st.den, st.given, st.steps, st.loops, lazy, st.origin))
         if plain:
             plain = self._concrete(plain, {node.source_name}, set())

@@ -29,8 +29,14 @@ class State:
 class _Leaf:
     """A run of simple statements (at most one of them a branch point, at its end), as one closure."""
     __slots__ = ("fn", "steps", "writes", "emits", "key", "pos", "branches", "strict", "attr", "lazy_ok",
-                 "branching", "targets", "fresh", "reads")
+                 "branching", "targets", "fresh", "reads", "compound", "parts", "split_on")
     fn: Any
+    # an ``if`` without branch points run as one leaf keeps its ``_If`` (``compound``), and a leaf joined from
+    # such ones its parts, in order: when a state holds an independent list in ``split_on`` (read only inside
+    # a branch), the parts run one by one, so only a branch that reads the list expands it (states.py)
+    compound: Any
+    parts: Any
+    split_on: Any
     steps: tuple
     writes: Any
     emits: Any
@@ -61,8 +67,9 @@ class _If:
 
 class _For:
     __slots__ = ("source", "var", "body", "head_key", "key", "pos", "strict", "attr", "acc", "acc_key", "branching",
-                 "reads")
+                 "reads", "draws")
     source: Any
+    draws: Any
     var: Any
     body: Any
     head_key: Any
@@ -141,6 +148,10 @@ def _join(a: _Leaf, b: _Leaf) -> _Leaf:
     node.strict, node.attr, node.lazy_ok = a.strict | b.strict, a.attr | b.attr, b.lazy_ok
     node.fresh = None
     node.reads = a.reads | b.reads
+    node.compound = None
+    node.parts, node.split_on = None, a.split_on | b.split_on
+    if node.split_on:
+        node.parts = (a.parts or (a,)) + (b.parts or (b,))
     return node
 
 

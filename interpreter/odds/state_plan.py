@@ -238,7 +238,12 @@ class Plan:
     def _statement(self, s, live_after: set):
         node, live_in = self._compound(s, live_after)
         if node.__class__ is not _Leaf and not node.branching and self._whole(s):
+            compound = node
             node = self._whole_leaf(s, live_after)
+            if compound.__class__ is _If:
+                # names only a branch reads: a state holding an independent list there runs the ``if`` itself
+                node.split_on = frozenset(node.strict - compound.strict)
+                node.compound = compound if node.split_on else None
         # every name the statement mentions anywhere (a held variable is opened before any of them runs)
         inner = tuple(walk((s,)))
         node.reads = frozenset(n.name for n in inner if isinstance(n, ast.Name)) | free_names(
@@ -272,6 +277,7 @@ class Plan:
         node.writes = bool(node.targets) or node.emits
         node.branches = node.branching = node.lazy_ok = False
         node.fresh = None
+        node.compound, node.parts, node.split_on = None, None, frozenset()
         node.key = self._key_names(live_after)
         # whatever it reads anywhere is read as a plain value (independent lists are expanded first)
         node.strict, node.attr = free_names(tuple(n for n in inner if isinstance(n, ast.Node)
@@ -318,12 +324,21 @@ class Plan:
             accs = [a for a in _accumulators(s) if a in node.head_key.names]
             node.acc = accs[0] if len(accs) == 1 else None
             node.acc_key = Key(tuple(n for n in node.head_key.names if n != node.acc), self.rolls, self.readings)
+            # a loop over a variable read nowhere else, in the loop or after it, building one list: an independent
+            # list there is drawn one item per round (state_control._for), so the loop's source stays strict
+            # only for the states where that cannot be done
+            source_name = s.source.name if isinstance(s.source, ast.Name) else None
+            node.draws = source_name if node.acc is not None and source_name is not None and \
+                source_name not in head and source_name != s.var else None
+            if node.draws is not None:
+                node.strict = set()
             return node, head | free_names(s.source)
         target = _defines(s)
         mapped = self._map(s, live_after)
         if mapped is not None:
             return mapped, (live_after - ({target} if target else set())) | _reads(s)
         node = _Leaf()
+        node.compound, node.parts, node.split_on = None, None, frozenset()
         fn, node.pos = self._compiled(s), s.pos
         node.writes = target is not None or isinstance(s, ast.Emit)
         node.emits = isinstance(s, ast.Emit)

@@ -312,12 +312,19 @@ class StateEnumerator(StateControl, StateRuns):
                 else:
                     states = self._merge(states, before, node)
                     apart, loose = before.set, True
-            if self.lazy_made and (node.strict or node.attr):      # independent lists exist: read ones expand
+            cls = node.__class__
+            if self.lazy_made and cls is _Leaf and node.split_on and \
+                    any(st.lazy and not st.lazy.isdisjoint(node.split_on) for st in states):
+                # an ``if`` run as one leaf would read a list only its branches read: its parts, one by one
+                states, apart = self._parts(node, states, outcomes, rt, plan), None
+                cls = None
+            elif self.lazy_made and (node.strict or node.attr):      # independent lists exist: read ones expand
                 expanded = self._concrete(states, node.strict, node.attr)
                 if expanded is not states:
                     states, apart = expanded, None
-            cls = node.__class__
-            if cls is _Leaf:
+            if cls is None:
+                pass
+            elif cls is _Leaf:
                 if node.branches:
                     fresh = node.fresh
                     if apart is not None:
@@ -360,6 +367,21 @@ class StateEnumerator(StateControl, StateRuns):
                 else:
                     states = self._merge(states, after, node)
                     apart, loose = after.set, True
+        return states
+
+    def _parts(self, node: _Leaf, states: list, outcomes: dict, rt, plan: Plan) -> list:
+        """A leaf joined from simple statements and ``if`` statements without branch points, run part by part
+        (no merge between them: none can branch a state), each ``if`` as an ``if``: only the states taking a
+        branch that reads an independent list expand it."""
+        for part in node.parts or (node,):
+            if part.compound is not None:
+                states = self._if(part.compound, states, outcomes, rt, plan)
+            else:
+                if part.strict or part.attr:
+                    states = self._concrete(states, part.strict, part.attr)
+                states = self._run_plain(part.fn, states, outcomes, rt, plan, part.writes, part.emits, part.targets)
+            if not states:
+                break
         return states
 
     def hint(self) -> str:
