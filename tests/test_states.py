@@ -294,6 +294,81 @@ def test_a_joined_list_and_its_parts_expand_to_the_same_items(tmp_path):
         assert _same_every_way(s, by)
 
 
+DRAWN = dict(INDEPENDENT, **{
+    "procedures/drawn.ump":
+        "procedure second(unit: any, hard: bool):\n"
+        "    if unit.broken:\n"
+        "        return {id: unit.id, broken: true, pinned: false}\n"
+        "    roll d = d6\n"
+        "    return {id: unit.id, broken: false, pinned: d == 6 or (hard and d == 5)}\n\n"
+        "procedure first_one(unit: any):\n"
+        "    return unit.id == \"U0\"\n\n"
+        "procedure backwards(items: list[any]):\n"
+        "    let out = []\n"
+        "    for each x in items:\n"
+        "        set out = [x] + out\n"
+        "    return out\n\n"
+        "procedure aftershock(targets: list[unit], shared: bool = false, ordered: bool = true):\n"
+        "    let out = []\n"
+        "    for each u in targets:\n"
+        "        let r = call check(unit: u)\n"
+        "        set out = out + [r]\n"
+        "    # the same image whatever each check gave: a plain list, read without expanding anything\n"
+        "    let marks = list(call first_one(unit: u) for u in out)\n"
+        "    let hard = any(m for m in marks)\n"
+        "    if shared:\n"
+        "        emit first = list({id: u.id, broken: u.broken} for u in out)\n"
+        "    let after = []\n"
+        "    for each u in out:\n"
+        "        let r = call second(unit: u, hard: hard)\n"
+        "        set after = after + [r]\n"
+        "    if not ordered:\n"
+        "        set after = call backwards(items: after)\n"
+        "    emit units = list({id: u.id, state: \"broken\" if u.broken else (\"pinned\" if u.pinned else \"ok\")} for u in after)\n",
+})
+
+
+def _aftershock(tmp_path, n, later=False, **inputs):
+    body = "ruleset: ..\nprocedure: aftershock\ninputs:\n" + "".join(f"  {k}: {str(v).lower()}\n" for k, v in inputs.items()) \
+        + "  targets:\n" + "".join(f"    - {{id: U{i}, counter: rifle}}\n" for i in range(n))
+    files = dict(DRAWN, **{"situations/a.yaml": body})
+    if later:       # the list looped over is read again after the loop
+        files["procedures/drawn.ump"] += "    emit checked = count(u for u in out if u.broken)\n"
+    root = write_ruleset(tmp_path, files)
+    return load_situation(root / "situations/a.yaml")
+
+
+def test_a_loop_over_a_factored_list_draws_its_items_one_round_at_a_time(tmp_path):
+    """Each unit's second check reads only its own first check (and a flag the same whatever the checks gave):
+    looping over the factored list draws one item per round and the result stays factored, so 12 units
+    grouped by how many are pinned are a binomial (2/3 unbroken, then 1 in 3 pinned), from a few live states."""
+    s = _aftershock(tmp_path, 12)
+    by = 'count(u for u in units if u.state == "pinned")'
+    report = exact_odds(s, [by], quick_paths=0)
+    got = shares(report)
+    p = Fraction(2, 9)
+    for k in range(13):
+        assert got[f"{by}={k}"] == comb(12, k) * p ** k * (1 - p) ** (12 - k)
+    assert report.total == 1
+    assert report.states < 50
+
+
+def test_a_drawn_loop_gives_the_path_distributions_however_its_list_is_shared(tmp_path):
+    """The list looped over also emitted (its random items live on elsewhere), read after the loop, or the
+    loop's list reordered by an if that reads it in a branch only: every grouping equals the path enumeration."""
+    for i, inputs in enumerate(({}, {"shared": True}, {"later": True}, {"ordered": False},
+                                {"shared": True, "ordered": False, "later": True})):
+        s = _aftershock(tmp_path / str(i), 3, **inputs)
+        if i == 0:      # (each round drawn: a handful of states)
+            assert exact_odds(s, ["units"], quick_paths=0).states < 30
+        for by in ([], ["units"], ["units.U0.state", "units.U2.state"],
+                   ['count(u for u in units if u.state == "pinned")'], ["first", "units"], ["checked", "units"],
+                   ['count(u for u in units if u.state == "ok")', "first.U1.broken"]):
+            if ("first" in " ".join(by) and not inputs.get("shared")) or ("checked" in by and not inputs.get("later")):
+                continue
+            assert _same_every_way(s, by), (inputs, by)
+
+
 SHARED = dict(INDEPENDENT, **{
     "procedures/shared.ump":
         "procedure copied(targets: list[unit]):\n"
