@@ -23,7 +23,9 @@ medians of their times and the median of the per-round ratios, then a verdict ag
   5. exact odds of the *shipped* ASLSK fire_attack (rulesets/aslsk) on 1 to 16 targets, by count and by
      state (up to 8), and on the largest legal stack (3 squads, 2 leaders), with the same BENCHMARK FIXTURE
      chart as an overlay (the rules permit no such hex: the figure
-     is whether the work follows the outcomes or the product of the targets);
+     is whether the work follows the outcomes or the product of the targets); the largest stack also against
+     a like-for-like plain-Python enumeration (benchmarks/largest_stack.py: the same rules and chart, the
+     same independence, memoised; checked equal to Umpire's distribution first);
   6. exact odds of every shipped situation with every die free, as `umpire odds SITUATION --all-dice` asks
      them (the whole result, its budget), in this process, each the best of its rounds: the slowest ones
      listed, the target being each one's time (start-up and loading not counted: `cold` times those).
@@ -638,7 +640,7 @@ def bench_shipped_odds(rounds: int) -> None:
             if n >= 4:
                 verdict(f"odds, shipped fire_attack, {n} targets {what} (seconds)", float("inf") if refused else t,
                         1.0, " s")
-    bench_largest_stack()
+    bench_largest_stack(rounds)
 
 
 LARGEST_STACK = """ruleset: {root}
@@ -661,7 +663,7 @@ inputs:
 """
 
 
-def bench_largest_stack() -> None:
+def bench_largest_stack(rounds: int) -> None:
     """The largest legal stack (three 4-6-7s, a 9-1 and an 8-1 in a stone building) under the README tour's
     Fire Group, every die free, with the BENCHMARK FIXTURE chart: the leaders' checks and the Leader Loss
     checks after the attack read the other units, so this is the dependence the rules impose."""
@@ -670,14 +672,27 @@ def bench_largest_stack() -> None:
         path = Path(d) / "largest-stack.yaml"
         path.write_text(LARGEST_STACK.format(root=ROOT / "rulesets" / "aslsk"))
         s = load_situation(path, (str(FIXTURE),))
-    for what, by in (("by count", ['count(u for u in units if u.state == "broken")']),
-                     ("by state", [f"units.{i}.state" for i in ("G1", "G2", "G3", "L1", "L2")])):
+    import largest_stack as hand
+    for what, by, plain in (("by count", ['count(u for u in units if u.state == "broken")'], hand.by_count),
+                            ("by state", [f"units.{i}.state" for i in hand.ORDER], hand.odds)):
         t0 = clock()
         report = exact_odds(s, by)
         t = clock() - t0
         print(f"   largest stack (3 squads, 2 leaders) {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
-              f"{report.states:,} live states at most")
+              f"{report.states:,} live states at most (first run)")
         verdict(f"odds, shipped fire_attack, largest stack {what} (seconds)", t, 1.0, " s")
+        # the like-for-like plain Python (benchmarks/largest_stack.py: the same rules, chart and independence,
+        # memoised), checked equal first
+        ours = {}
+        for label, p, _ in report.rows:
+            value = label.rsplit("=", 1)[1] if not label.startswith("error: ") else label
+            ours[label if label.startswith("error: ") else
+                 int(value) if what == "by count" else tuple(part.split("=", 1)[1] for part in label.split(", "))] = p
+        theirs = {k: p for k, p in plain().items() if p}
+        assert ours == theirs, f"largest stack {what}: umpire and the plain-Python enumeration disagree"
+        t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
+        print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
+        verdict(f"odds, shipped largest stack {what} / like-for-like plain Python", ratio, 2.0)
 
 
 def bench_shipped_situations(rounds: int) -> None:
