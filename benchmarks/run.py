@@ -665,8 +665,11 @@ inputs:
 
 def bench_largest_stack(rounds: int) -> None:
     """The largest legal stack (three 4-6-7s, a 9-1 and an 8-1 in a stone building) under the README tour's
-    Fire Group, every die free, with the BENCHMARK FIXTURE chart: the leaders' checks and the Leader Loss
-    checks after the attack read the other units, so this is the dependence the rules impose."""
+    Fire Group, every die free, with the BENCHMARK FIXTURE chart: the leaders' checks depend on one another
+    and the squads' checks on the leaders' outcomes, and the Leader Loss checks after the attack on which
+    leaders were lost (the dependence the rules impose). Timed once as a fresh question (the procedures
+    compiled and planned before: the smaller figures above did that), then against the like-for-like plain
+    Python of benchmarks/largest_stack.py, checked equal first, in interleaved rounds."""
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "largest-stack.yaml"
