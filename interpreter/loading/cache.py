@@ -243,21 +243,45 @@ _ENVIRONMENT: str | None = None
 
 
 def environment_key() -> str:
-    """A hash of everything besides the user's files that decides what a load gives."""
+    """A hash of everything besides the user's files that decides what a load gives: every ``.py`` file of the
+    package, at any depth, and every file of the shipped data folders, by name and content."""
     global _ENVIRONMENT
     if _ENVIRONMENT is None:
         h = blake2b(f"umpire {__version__} cache {FORMAT} python {sys.version}".encode(), digest_size=32)
-        sources = sorted(_PACKAGE.rglob("*.py"))
+        sources = _files_below(str(_PACKAGE), ".py", True)
         for extra in shipped.FOLDERS:  # the packaged copy when installed, else the checkout's folder
-            sources += sorted(shipped.folder(extra, _PACKAGE).glob("*"))
-        for path in sources:
-            try:
-                data = read_regular(path, 1 << 26)
-            except OSError:
-                data = b"?"
-            _update(h, path.name, data)
+            sources += _files_below(str(shipped.folder(extra, _PACKAGE)), "", False)
+        for path, name in sources:
+            _update(h, name, _own_bytes(path))
         _ENVIRONMENT = h.hexdigest()
     return _ENVIRONMENT
+
+
+def _files_below(top: str, suffix: str, deep: bool) -> list[tuple[str, str]]:
+    """(path, name) of the entries of ``top`` whose names end in ``suffix`` (and, when ``deep``, of its folders',
+    at any depth but ``__pycache__``, symbolic links to folders not followed), in sorted order of path: one
+    directory read per folder, no stat of each file (what is not a readable file is hashed as such by ``_own_bytes``)."""
+    found = []
+    try:
+        with os.scandir(top) as it:
+            for e in it:
+                if deep and e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        found += _files_below(e.path, suffix, deep)
+                elif e.name.endswith(suffix):
+                    found.append((e.path, e.name))
+    except OSError:
+        pass
+    found.sort()
+    return found
+
+
+def _own_bytes(path: str) -> bytes:
+    """The content of one of Umpire's own files, or ``b"?"`` if it is not a regular file that can be read."""
+    try:
+        return read_regular(path, 1 << 26)
+    except OSError:
+        return b"?"
 
 
 def _update(h, name: str, data: bytes) -> None:
