@@ -22,8 +22,8 @@ class Position:
 
     A value: equal and hashed by file, line and column (``end`` does not count); never changed once made (its
     fields are ``Final``, which mypy holds every assignment to). A plain class with slots rather than a frozen
-    dataclass: a warm ``resolve`` reads tens of thousands from the load cache, and a frozen dataclass's
-    constructor costs three times as much."""
+    dataclass: a load makes thousands (a warm ``resolve`` 4,500 from the load cache, one that reads YAML 35,000), and a
+    frozen dataclass's constructor costs three times as much."""
 
     __slots__ = ("file", "line", "column", "end")
 

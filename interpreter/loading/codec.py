@@ -16,7 +16,6 @@ command that runs a few procedures of a large ruleset decodes only those.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from fractions import Fraction
@@ -39,6 +38,7 @@ from ..model.ruleset import (
 from ..model.tables import OFF, UNKNOWN, UNSURE, Axis, ResultCode, Table
 from ..model.values import Record
 from ..reading import syntax as ast
+from ..reading.plain import data_fields
 from ..reading.source import Document, load_yaml
 
 
@@ -52,7 +52,7 @@ _NODES = {cls.__name__: cls for cls in vars(ast).values()     # the concrete syn
 _NODE_FIELDS = {cls: cls._fields for cls in _NODES.values()}
 _CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
                                           Table, DiceKind, CachePlan, Change)}
-_FIELD_NAMES = {cls: {f.name for f in dataclasses.fields(cls)} for cls in (*_CLASSES.values(), Procedure)}
+_FIELD_NAMES = {cls: set(data_fields(cls)) for cls in (*_CLASSES.values(), Procedure)}
 _SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE, "NOT_COMPILED": NOT_COMPILED}
 _SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
 
@@ -117,7 +117,7 @@ class Encoder:
         if _CLASSES.get(cls.__name__) is cls:
             if hasattr(v, "__dict__"):
                 return {"o": [cls.__name__, self._attrs(vars(v))]}
-            return {"i": [cls.__name__, self._attrs({f.name: getattr(v, f.name) for f in dataclasses.fields(v)})]}
+            return {"i": [cls.__name__, self._attrs({f: getattr(v, f) for f in data_fields(v)})]}
         raise CodecError(f"cannot store a {cls.__name__} as data")
 
     def syntax(self, v):
@@ -389,7 +389,7 @@ class StoredDocument(Document):
                 d.setdefault(k, v)     # a table set since it was read keeps its new value
         return d
 
-    def __eq__(self, other):      # the same as a Document with the same fields (the dataclass's asks for
+    def __eq__(self, other):      # the same as a Document with the same fields (a data class's asks for
         if not isinstance(other, Document):      # the very same class)
             return NotImplemented
         return all(getattr(self, f) == getattr(other, f)
