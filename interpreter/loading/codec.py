@@ -152,6 +152,9 @@ _MAKERS = {name: (cls, _SETTERS[cls][0], tuple(_SETTERS[cls][1:]), len(cls._fiel
            for name, cls in _NODES.items() if cls._fields[0] == "pos"}
 
 
+_new = object.__new__     # a syntax node's class has no __new__ of its own
+
+
 def _tuples(items: list) -> tuple:
     return tuple(_tuples(x) if x.__class__ is list else x for x in items)
 
@@ -172,19 +175,20 @@ class Decoder:
         self.files = files
         self.bodies = bodies
         self._positions: dict = {}
+        self._decode = json.JSONDecoder(object_hook=self.hook).decode    # made once, not once a text
 
     def loads(self, text: str | bytes):
-        return json.loads(text, object_hook=self.hook)
+        return self._decode(text.decode("utf-8", "surrogatepass") if isinstance(text, bytes) else text)   # as json.loads
 
     def hook(self, obj: dict):
         if len(obj) != 1:
             raise CodecError("a stored value has one tag")
-        (tag, v), = obj.items()
+        tag, v = obj.popitem()
         if tag == "m":      # a syntax node with its position inline; lists in it are tuples
             cls, set_pos, rest, width = _MAKERS[v[0]]
             if len(v) != width:
                 raise CodecError(f"{v[0]} has {width - 3} fields")
-            node = cls.__new__(cls)
+            node = _new(cls)
             key = (v[1], v[2], v[3])
             pos = self._positions.get(key)
             if pos is None:
@@ -198,7 +202,7 @@ class Decoder:
             return node
         if tag == "n":
             cls = _NODES[v[0]]
-            node = cls.__new__(cls)
+            node = _new(cls)
             setters = _SETTERS[cls]
             if len(v) - 1 != len(setters):
                 raise CodecError(f"{v[0]} has {len(setters)} fields")
