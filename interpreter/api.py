@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from .loading.loader import MANIFEST, find_root, ruleset_files
 from .model.dice import DiceSource, GivenDice
 from .model.ruleset import Procedure, Ruleset
 from .model.values import thaw
+from .reading.plain import data_class, factory
 from .reading.source import Document, referenced_file
 from .runtime.memory import gc_paused
 from .runtime.state import Runtime
@@ -125,7 +125,7 @@ def clear_cache() -> None:
     load_cache.forget()
 
 
-@dataclass
+@data_class
 class Situation:
     """A situation file, loaded: the procedure to run, its prepared arguments, dice and choices."""
 
@@ -252,7 +252,7 @@ def check_choices(ruleset: Ruleset, proc: Procedure, choices: dict, doc: Documen
                              did_you_mean(name, known) or None)
 
 
-@dataclass
+@data_class
 class Outcome:
     # adjudicate() builds it with positional arguments: keep this field order
     status: str                     # "ok", "refused" or "error"
@@ -261,16 +261,25 @@ class Outcome:
     citation: str | None = None
     error: AdjudicationError | None = None
     trace: Trace | None = None
-    dice: list = field(default_factory=list)
+    dice: list = factory(default_factory=list)
     seed: int | None = None
-    warnings: list = field(default_factory=list)   # InputErrors that did not stop it (e.g. unused given dice)
+    warnings: list = factory(default_factory=list)   # InputErrors that did not stop it (e.g. unused given dice)
+
+    def __init__(self, status: str, value: Any = None, reason: str | None = None, citation: str | None = None,
+                 error: AdjudicationError | None = None, trace: Trace | None = None, dice: list | None = None,
+                 seed: int | None = None, warnings: list | None = None):
+        # written out: one is made per run (a simulation's), and a generic __init__ costs more than a small
+        # procedure's run
+        self.status, self.value, self.reason, self.citation, self.error = status, value, reason, citation, error
+        self.trace, self.dice, self.seed = trace, [] if dice is None else dice, seed
+        self.warnings = [] if warnings is None else warnings
 
 
 def adjudicate(ruleset: Ruleset, procedure: Procedure, args: dict, dice: DiceSource,
                choices: dict | None = None, trace: bool = True) -> Outcome:
     """Run one procedure to its result; a refusal is an outcome, an adjudication error is caught too."""
     rt = Runtime(ruleset, dice, Trace() if trace else None, choices)
-    # positional: a dataclass __init__ given keywords costs more than a small procedure's run
+    # positional: keywords cost more than a small procedure's run
     outcome = Outcome("ok", None, None, None, None, rt.trace, [], getattr(dice, "seed", None), [])
     try:
         rt.depth = 1       # rt.invoke without its frame: this runtime ends with the adjudication

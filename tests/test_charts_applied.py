@@ -7,6 +7,7 @@ table is itself a made-up table)."""
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURE, ROOT
@@ -165,3 +166,23 @@ def test_a_template_with_fraction_headings_reads_back(cli, tmp_path):
     assert code == 0, err
     cct = json.loads(out)["tables"][0]
     assert cct["filled"] == 1 and cct["unknown"] == 2
+
+
+@pytest.mark.parametrize("xdg, home", [(None, "/home/ann"), ("/tmp/xdg", "/home/ann"), ("/tmp/xdg/", None),
+                                       (None, "/home/ann/"), ("", "/home/ann"), ("relative", "/home/ann"),
+                                       (None, "relative"), ("  ", "/home/ann")])
+def test_the_charts_record_is_where_platformdirs_puts_the_config_folder(xdg, home, monkeypatch):
+    """Found without importing platformdirs in the plain cases, the same folder it gives in every case."""
+    import platformdirs
+    from interpreter.loading import applied
+    monkeypatch.delenv("UMPIRE_CONFIG_DIR", raising=False)
+    for name, value in (("XDG_CONFIG_HOME", xdg), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    try:
+        expected = Path(platformdirs.user_config_dir("umpire", appauthor=False))
+    except RuntimeError:       # a platformdirs that refuses a HOME it cannot resolve
+        return
+    assert applied.config_dir() == expected

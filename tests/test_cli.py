@@ -288,3 +288,21 @@ def test_cache_and_set_answer_in_json(cli, tmp_path, monkeypatch):
     code, out, err = cli("set", f, "inputs.range", "2", "--json")
     assert code == 0, err
     assert json.loads(out) == {"ok": True, "file": str(f), "path": "inputs.range", "old": "1", "new": "2", "notes": []}
+
+
+def test_a_command_line_naming_a_command_gets_that_command_s_whole_parser_and_help_lists_every_command(capsys):
+    from interpreter.cli.main import COMMANDS, build_parser, main
+    everything = build_parser().commands
+    assert list(everything) == list(COMMANDS)
+    for name in COMMANDS:
+        alone = build_parser([name, "x"]).commands
+        assert list(alone) == [name]      # the others are not built (a resolve starts faster)
+        assert alone[name].format_help() == everything[name].format_help()
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    helped = capsys.readouterr().out
+    assert main([]) == 2                  # no command: the same list, and exit 2
+    bare = capsys.readouterr().out
+    for out in (helped, bare):
+        for name in COMMANDS:
+            assert f"\n    {name} " in out, name

@@ -259,3 +259,28 @@ def test_reject_stops_with_an_input_error_where_fail_cannot_adjudicate(tmp_path,
     code, out, err = cli("resolve", contradicted, "--json")
     assert code == 2 and '"rejected-input"' in out
     assert cli("check", root)[0] == 0
+
+
+def test_model_classes_behave_as_dataclasses_did():
+    """reading/plain.py's data_class: fresh defaults per instance, equality by fields, a readable repr."""
+    from interpreter.model.dice import DiceKind
+    from interpreter.model.ruleset import Change, FieldDef, Ruleset
+    from interpreter.reading.plain import data_fields
+    a, b = Change("tables", "ift", "filled", None), Change("tables", "ift", "filled", origin=None)
+    assert a == b and a is not b and a.fields == () and a != Change("tables", "ift", "other", None)
+    assert repr(a) == "Change(group='tables', name='ift', what='filled', origin=None, action='', item=None, fields=())"
+    with pytest.raises(TypeError):
+        Change("tables", "ift")             # a field without a default must be given
+    with pytest.raises(TypeError):
+        hash(a)
+    with pytest.raises(TypeError):
+        FieldDef("x", "int", nope=1)
+    r1 = Ruleset("r", "t", None, "", None, {}, {}, {}, {}, {}, {}, {})
+    r2 = Ruleset("r", "t", None, "", None, {}, {}, {}, {}, {}, {}, {}, parts={1: 2})
+    assert r1.files == [] and r1.files is not r2.files and r1 == r2        # parts is not compared
+    assert "parts" not in repr(r2) and data_fields(Ruleset)[-1] == "parts"
+    d = DiceKind("dr", ("colored", "white"), 6)
+    assert d == DiceKind("dr", ("colored", "white"), 6) and hash(d) == hash(DiceKind("dr", ("colored", "white"), 6))
+    assert d.unordered().ordered is False and d.ordered is True and d.unordered() != d
+    import pickle
+    assert pickle.loads(pickle.dumps(d)) == d

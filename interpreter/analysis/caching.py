@@ -19,7 +19,6 @@ never kept, and the same steps are charged as if the statements had run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import itemgetter
 
 from ..model.values import (
@@ -33,6 +32,7 @@ from ..model.values import (
     key_form,
 )
 from ..reading import syntax as ast
+from ..reading.plain import data_class
 from .names import bound_names, walk
 
 EMIT = "$emit"       # a procedure's locals: the emits made so far
@@ -58,7 +58,7 @@ NESTING = frozenset((Record, tuple))
 pass, that none of ``values`` adds to a depth (the common case: numbers, texts, truth values), before a loop."""
 
 
-@dataclass
+@data_class
 class CachePlan:
     prefix_end: int          # statements[:prefix_end] is the prefix
     suffix_start: int        # statements[suffix_start:] is the suffix

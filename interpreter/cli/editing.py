@@ -7,7 +7,7 @@ import json
 import sys
 
 
-def add_editing_commands(sub, overlay_option) -> None:
+def add_set(sub, overlay_option) -> None:
     s = sub.add_parser("set", help="change one value in a ruleset or overlay file, keeping every other byte",
                        description="Change the value at PATH (keys separated by dots; list items by index or id). "
                                    "Comments, order, quoting and blank lines stay exactly as they were. "
@@ -19,6 +19,8 @@ def add_editing_commands(sub, overlay_option) -> None:
     s.add_argument("--json", action="store_true", help="print the change (file, path, old and new text) as JSON")
     s.set_defaults(func=cmd_set)
 
+
+def add_schema(sub, overlay_option) -> None:
     sc = sub.add_parser("schema", help="print the JSON Schema of a procedure's situation inputs (for editors)",
                         description="Print the JSON Schema (draft-07) that a situation's inputs for PROCEDURE must "
                                     "satisfy, derived from the procedure's parameters and the ruleset's record types.")

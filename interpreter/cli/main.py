@@ -86,7 +86,7 @@ def _run(argv) -> tuple[int, bool]:
     """(exit code, whether the command was a short one): the garbage collector stays off for short ones."""
     words = sys.argv[1:] if argv is None else list(argv)
     Parser.json_wanted = "--json" in words[:words.index("--")] if "--" in words else "--json" in words
-    parser = build_parser()
+    parser = build_parser(words)
     args, extra = parser.parse_known_args(argv)
     if extra:
         commands = getattr(parser, "commands", {})
@@ -146,7 +146,23 @@ def _report_json(args, error: BaseException, exit_code: int) -> None:
         print(json.dumps({"ok": False, "exit": exit_code, "diagnostics": diagnostics(error)}, indent=2))
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": (".main", "add_check"), "list": (".main", "add_list"), "resolve": (".main", "add_resolve"),
+    "test": (".main", "add_test"), "cache": (".main", "add_cache"),
+    "odds": (".odds", "add_odds"), "simulate": (".odds", "add_simulate"),
+    "charts": (".overlays", "add_charts"), "diff": (".overlays", "add_diff"),
+    "set": (".editing", "add_set"), "schema": (".editing", "add_schema"), "map": (".maps", "add_map"),
+    "sweep": (".sweep", "add_sweep"), "serve": ("..web", "add_serve"),
+    "init": ("..lsp", "add_init"), "lsp": ("..lsp", "add_lsp"),
+}
+"""Each command, in the order ``umpire --help`` lists them: the module (relative to this package) and the function
+``f(subparsers, overlay_option)`` that adds its parser. A command line naming one command builds only that one."""
+
+
+def build_parser(words: list[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: with ``words`` (the command line) that name a command first, only that command's
+    sub-parser is built (a ``resolve`` builds no ``serve``); otherwise (no command, ``--help``, an unknown command)
+    every command's, so the help and the errors list them all."""
     p = Parser(
         prog="umpire",
         description="Adjudicate tactical wargame rules written as data: tables, modifier stacks and procedures.",
@@ -154,16 +170,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"umpire {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     p.commands = sub.choices        # each subcommand's parser, by name (its own usage on an unknown option)
+    named = words[0] if words and words[0] in COMMANDS else None
+    from importlib import import_module
+    for name, (module, function) in COMMANDS.items():
+        if named is None or name == named:
+            getattr(import_module(module, __package__), function)(sub, overlay_option)
+    return p
 
-    def overlay_option(sp):
-        """The options of every command that reads a ruleset."""
-        sp.add_argument("--with", dest="overlays", action="append", default=[], metavar="OVERLAY",
-                        help="apply an overlay file (house rules or your own charts); repeatable, applied in order")
-        sp.add_argument("--no-cache", action="store_true",
-                        help="read every file afresh, without the on-disk load cache (also UMPIRE_CACHE=off)")
-        sp.add_argument("--no-charts", action="store_true",
-                        help="leave out your applied charts (umpire charts RULESET --use FILE; also UMPIRE_CHARTS=off)")
 
+def overlay_option(sp) -> None:
+    """The options of every command that reads a ruleset."""
+    sp.add_argument("--with", dest="overlays", action="append", default=[], metavar="OVERLAY",
+                    help="apply an overlay file (house rules or your own charts); repeatable, applied in order")
+    sp.add_argument("--no-cache", action="store_true",
+                    help="read every file afresh, without the on-disk load cache (also UMPIRE_CACHE=off)")
+    sp.add_argument("--no-charts", action="store_true",
+                    help="leave out your applied charts (umpire charts RULESET --use FILE; also UMPIRE_CHARTS=off)")
+
+
+def add_check(sub, overlay_option) -> None:
     c = sub.add_parser("check", help="validate a ruleset (schemas, names, arity); errors as file:line:col",
                        description="Validate every file of a ruleset and report all problems found.")
     c.add_argument("ruleset", help="the ruleset folder")
@@ -171,6 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the findings as JSON")
     c.set_defaults(func=cmd_check)
 
+
+def add_list(sub, overlay_option) -> None:
     lst = sub.add_parser("list", help="list procedures, their inputs and rule references, tables and stacks",
                          description="Show what a ruleset defines.")
     lst.add_argument("ruleset", help="the ruleset folder")
@@ -178,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--json", action="store_true", help="print what the ruleset defines as JSON")
     lst.set_defaults(func=cmd_list)
 
+
+def add_resolve(sub, overlay_option) -> None:
     r = sub.add_parser("resolve", help="run one adjudication from a situation file",
                        description="Run the situation's procedure with its inputs; dice come from the file, "
                                    "then from --seed (or a random seed that is printed so the run can be replayed).")
@@ -197,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --json, leave the trace out (the result, dice and seed only: a few hundred bytes)")
     r.set_defaults(func=cmd_resolve)
 
+
+def add_test(sub, overlay_option) -> None:
     t = sub.add_parser("test", help="run a ruleset's own test cases (the rulebook examples)",
                        description="Run every case in the ruleset's tests/*.yaml.")
     t.add_argument("ruleset", help="the ruleset folder, or one of its test files to run only that file's cases")
@@ -206,6 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="print every case's outcome and the problems found as JSON")
     t.set_defaults(func=cmd_test)
 
+
+def add_cache(sub, overlay_option) -> None:
     ca = sub.add_parser("cache", help="where the on-disk load cache is and how big; --clear empties it",
                         description="The load cache keeps each ruleset, situation and test file as Umpire read it, "
                                     "keyed by the files' contents, so the next command starts fast. It is always "
@@ -213,22 +246,6 @@ def build_parser() -> argparse.ArgumentParser:
     ca.add_argument("--clear", action="store_true", help="remove every entry")
     ca.add_argument("--json", action="store_true", help="print the folder, its entries, size and state as JSON")
     ca.set_defaults(func=cmd_cache)
-
-    from ..lsp import add_lsp_commands
-    from ..web import add_serve_command
-    from .editing import add_editing_commands
-    from .maps import add_map_command
-    from .odds import add_odds_commands
-    from .overlays import add_overlay_commands
-    from .sweep import add_sweep_command
-    add_odds_commands(sub, overlay_option)
-    add_overlay_commands(sub, overlay_option)
-    add_editing_commands(sub, overlay_option)
-    add_map_command(sub, overlay_option)
-    add_sweep_command(sub)
-    add_serve_command(sub)
-    add_lsp_commands(sub)
-    return p
 
 
 # ---- commands ------------------------------------------------------------------------

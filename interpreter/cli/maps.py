@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import BuiltinArgumentError, InputError
 
 
-def add_map_command(sub, overlay_option) -> None:
+def add_map(sub, overlay_option) -> None:
     m = sub.add_parser("map", help="draw a situation's map: hexes, terrain, units, markers, line of sight",
                        description="Draw the board a situation gives (map:, units:, markers:) as SVG or PNG. The "
                                    "situation is adjudicated first, and every line of sight its rules worked out "

@@ -51,7 +51,7 @@ def _distribution_options(p, what: str) -> None:
                    help="draw it as a bar chart (needs matplotlib); .png, .svg or .pdf")
 
 
-def add_odds_commands(sub, overlay_option) -> None:
+def add_odds(sub, overlay_option) -> None:
     o = sub.add_parser("odds", help="exact odds of every outcome of a situation",
                        description="Enumerate every roll the procedure makes (keeping individual dice) and "
                                    "print each outcome's exact probability. Dice given in the situation stay fixed.")
@@ -64,6 +64,8 @@ def add_odds_commands(sub, overlay_option) -> None:
                         "the steps of work in all are bounded at 50 times this")
     o.set_defaults(func=cmd_odds)
 
+
+def add_simulate(sub, overlay_option) -> None:
     s = sub.add_parser("simulate", help="Monte Carlo estimate of a situation's outcomes",
                        description="Run the situation many times with seeded dice and count each outcome.")
     s.add_argument("situation", help="a situation YAML file")

@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..tools.charts import grid_template, situation_stops, table_counts, template_tables
 
 
-def add_overlay_commands(sub, overlay_option) -> None:
+def add_charts(sub, overlay_option) -> None:
     c = sub.add_parser("charts", help="your charts: unknown cells, templates to fill in, charts applied once",
                        description="Show which chart cells the rulebook does not print, how many your charts fill "
                                    "and which shipped situations still stop on one. With --template, print the "
@@ -34,6 +34,8 @@ def add_overlay_commands(sub, overlay_option) -> None:
     c.add_argument("--json", action="store_true", help="print each table's cells filled and unknown as JSON")
     c.set_defaults(func=cmd_charts)
 
+
+def add_diff(sub, overlay_option) -> None:
     d = sub.add_parser("diff", help="what overlays change, and (with --situation) how the odds move",
                        description="List the changes the overlays make to the base ruleset, grouped by table, "
                                    "stack, procedure and catalogue. With --situation, compare exact outcome "

@@ -24,7 +24,7 @@ def out_path(text: str) -> str:
     return plot_path(text)
 
 
-def add_sweep_command(sub) -> None:
+def add_sweep(sub, overlay_option=None) -> None:
     s = sub.add_parser(
         "sweep", help="ask one question (odds or a simulation) of a grid of situations, with and without overlays",
         description="Run every cell of a sweep spec (schemas/sweep.schema.json): a base situation, the axes to "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from fractions import Fraction
 
 from ..analysis.caching import MEMO_LIMIT as _MEMO_LIMIT
@@ -22,7 +21,7 @@ class RollCompiler(CompilerHost):
             return self.s_roll_sized(s, cite)
         kind = self.dice_kind(s.dice)
         if s.name in self.unordered_rolls and kind.count > 1:
-            kind = dataclasses.replace(kind, ordered=False)
+            kind = kind.unordered()
         modifier = self.roll_modifier(s, cite)
         name, names, pos, label = s.name, kind.names, s.pos, kind.describe()
         made: dict = {}     # faces -> the unmodified Roll (values never change: one object per outcome)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from ..errors import InputError, Position
@@ -59,6 +60,9 @@ def config_dir() -> Path:
     chosen = os.environ.get("UMPIRE_CONFIG_DIR")
     if chosen:
         return Path(chosen)
+    plain = _plain_xdg()
+    if plain is not None:
+        return plain
     try:
         import platformdirs
     except ImportError:     # the XDG convention platformdirs follows on Linux
@@ -66,6 +70,19 @@ def config_dir() -> Path:
         base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(os.path.expanduser("~")) / ".config"
         return base / "umpire"
     return Path(platformdirs.user_config_dir("umpire", appauthor=False))
+
+
+def _plain_xdg() -> Path | None:
+    """On Linux, in the case every platformdirs version answers alike (an absolute ``XDG_CONFIG_HOME``, or none
+    and an absolute ``HOME``; not Android), its answer without importing it (1.6 ms of a 85 ms resolve); else None."""
+    env = os.environ
+    if sys.platform != "linux" or "ANDROID_DATA" in env:
+        return None
+    xdg = env.get("XDG_CONFIG_HOME")
+    if xdg:
+        return Path(xdg) / "umpire" if os.path.isabs(xdg) else None
+    home = env.get("HOME")
+    return Path(home) / ".config" / "umpire" if home and os.path.isabs(home) else None
 
 
 def config_file() -> Path:

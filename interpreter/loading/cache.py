@@ -1,6 +1,6 @@
 """The on-disk load cache: a second process on unchanged files skips YAML, schemas and parsing.
 
-What is stored, each entry named by a SHA-256 key of everything it depends on:
+What is stored, each entry named by a BLAKE2b key of everything it depends on:
 
 * a loaded ruleset (the checked model, its checker warnings and the facts the
   compiler derives from the whole ruleset), keyed by the path and content of
@@ -16,9 +16,9 @@ the Python version and the content of Umpire's own code, grammar and schemas,
 so an upgrade or an edit to the interpreter never reads an older entry.
 Contents are hashed, never trusted by modification time.
 
-An entry is one file: a header line (format, kind, key, file table, SHA-256
+An entry is one file: a header line (format, kind, key, file table, BLAKE2b digest
 of the body) and a JSON body (loading/codec.py: data only, no pickle). The header carries a MAC
-(HMAC-SHA256 keyed by a random per-user secret, ``secret.key`` in the folder, 0600), so only
+(BLAKE2b keyed by a random per-user secret, ``secret.key`` in the folder, 0600), so only
 entries this user's Umpire wrote are read: one planted or edited by anyone who cannot read the
 secret is a miss. The folder is created 0700 and refused (the command runs without the cache,
 with a warning) when it belongs to another user or its group or others may write it. A
@@ -35,8 +35,6 @@ turns the cache off.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
 import stat
@@ -47,11 +45,18 @@ from .. import __version__
 from ..reading import shipped
 from ..reading.source import read_regular
 
-FORMAT = 5
+try:        # the stdlib's own C modules: ``hashlib`` and ``hmac`` would load OpenSSL (``_hashlib``) at every start
+    from _blake2 import blake2b
+    from _operator import _compare_digest as compare_digest
+except ImportError:     # a Python built without them
+    from hashlib import blake2b
+    from hmac import compare_digest  # type: ignore[no-redef]
+
+FORMAT = 6
 """Changes whenever the layout of an entry or of the encoded model changes (2: entries carry a MAC; 3: a procedure's
 fields are stored apart from the model, like its body; 4: a document's position tables are lines of their own, read
 when a position is first asked for, and plain data is stored as plain JSON; 5: a stored document's written maps
-passed the map schema too)."""
+passed the map schema too; 6: keys, checksums and MACs are BLAKE2b, the MAC keyed by the secret)."""
 
 MAX_ENTRY_BYTES = 64_000_000
 """Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""
@@ -192,11 +197,17 @@ def _secret(base: Path, create: bool) -> bytes | None:
     return None
 
 
+def digest(data: bytes) -> str:
+    """The checksum of an entry's body, as its header holds it."""
+    return blake2b(data, digest_size=32).hexdigest()
+
+
 def _mac(secret: bytes, header: dict) -> str:
-    """The MAC of an entry's header (which holds the SHA-256 of its body, so it covers the whole entry)."""
+    """The MAC of an entry's header (which holds the digest of its body, so it covers the whole entry): BLAKE2b
+    keyed by the folder's secret (BLAKE2's own keyed mode, a MAC without HMAC's nesting)."""
     fields = {k: v for k, v in header.items() if k != "mac"}
-    return hmac.new(secret, json.dumps(fields, sort_keys=True, separators=(",", ":")).encode("utf-8",
-                    "surrogatepass"), hashlib.sha256).hexdigest()
+    return blake2b(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode("utf-8", "surrogatepass"),
+                   digest_size=32, key=secret, person=b"umpire-mac").hexdigest()
 
 
 _LOCATIONS: dict = {}     # the environment variables location() reads -> its answer
@@ -232,21 +243,45 @@ _ENVIRONMENT: str | None = None
 
 
 def environment_key() -> str:
-    """A hash of everything besides the user's files that decides what a load gives."""
+    """A hash of everything besides the user's files that decides what a load gives: every ``.py`` file of the
+    package, at any depth, and every file of the shipped data folders, by name and content."""
     global _ENVIRONMENT
     if _ENVIRONMENT is None:
-        h = hashlib.sha256(f"umpire {__version__} cache {FORMAT} python {sys.version}".encode())
-        sources = sorted(_PACKAGE.rglob("*.py"))
+        h = blake2b(f"umpire {__version__} cache {FORMAT} python {sys.version}".encode(), digest_size=32)
+        sources = _files_below(str(_PACKAGE), ".py", True)
         for extra in shipped.FOLDERS:  # the packaged copy when installed, else the checkout's folder
-            sources += sorted(shipped.folder(extra, _PACKAGE).glob("*"))
-        for path in sources:
-            try:
-                data = read_regular(path, 1 << 26)
-            except OSError:
-                data = b"?"
-            _update(h, path.name, data)
+            sources += _files_below(str(shipped.folder(extra, _PACKAGE)), "", False)
+        for path, name in sources:
+            _update(h, name, _own_bytes(path))
         _ENVIRONMENT = h.hexdigest()
     return _ENVIRONMENT
+
+
+def _files_below(top: str, suffix: str, deep: bool) -> list[tuple[str, str]]:
+    """(path, name) of the entries of ``top`` whose names end in ``suffix`` (and, when ``deep``, of its folders',
+    at any depth but ``__pycache__``, symbolic links to folders not followed), in sorted order of path: one
+    directory read per folder, no stat of each file (what is not a readable file is hashed as such by ``_own_bytes``)."""
+    found = []
+    try:
+        with os.scandir(top) as it:
+            for e in it:
+                if deep and e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        found += _files_below(e.path, suffix, deep)
+                elif e.name.endswith(suffix):
+                    found.append((e.path, e.name))
+    except OSError:
+        pass
+    found.sort()
+    return found
+
+
+def _own_bytes(path: str) -> bytes:
+    """The content of one of Umpire's own files, or ``b"?"`` if it is not a regular file that can be read."""
+    try:
+        return read_regular(path, 1 << 26)
+    except OSError:
+        return b"?"
 
 
 def _update(h, name: str, data: bytes) -> None:
@@ -257,7 +292,7 @@ def _update(h, name: str, data: bytes) -> None:
 
 def content_key(kind: str, named_texts) -> str:
     """The key of an entry that depends on these (name, text) pairs, in order, and the environment."""
-    h = hashlib.sha256()
+    h = blake2b(digest_size=32)
     _update(h, kind, environment_key().encode())
     for name, text in named_texts:
         _update(h, name, text.encode("utf-8", "surrogatepass"))
@@ -287,11 +322,11 @@ def read(kind: str, key: str) -> tuple[list[str], str, list[bytes]] | None:
             return None
         header = json.loads(head)
         if (not isinstance(header, dict) or header.get("umpire_cache") != FORMAT or header.get("kind") != kind
-                or header.get("key") != key or header.get("sha256") != hashlib.sha256(body).hexdigest()):
+                or header.get("key") != key or header.get("blake2b") != digest(body)):
             return None
         secret = _secret(base, create=False)
         if secret is None or not isinstance(header.get("mac"), str) or \
-                not hmac.compare_digest(header["mac"], _mac(secret, header)):
+                not compare_digest(header["mac"], _mac(secret, header)):
             return None     # not written by this user's Umpire: whatever it says, it is not used
         files = header.get("files")
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
@@ -323,7 +358,7 @@ def write(kind: str, key: str, files: list[str], main: str, extra: list[str] | t
             return False
         data = "\n".join(lines).encode("utf-8", "surrogatepass")
         fields = {"umpire_cache": FORMAT, "kind": kind, "key": key, "files": files,
-                  "lines": len(lines), "sha256": hashlib.sha256(data).hexdigest()}
+                  "lines": len(lines), "blake2b": digest(data)}
         fields["mac"] = _mac(secret, fields)
         header = json.dumps(fields, separators=(",", ":"))
         fd, tmp = tempfile.mkstemp(prefix=f".{kind}-", suffix=".tmp", dir=base)

@@ -16,7 +16,6 @@ command that runs a few procedures of a large ruleset decodes only those.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from fractions import Fraction
@@ -39,6 +38,7 @@ from ..model.ruleset import (
 from ..model.tables import OFF, UNKNOWN, UNSURE, Axis, ResultCode, Table
 from ..model.values import Record
 from ..reading import syntax as ast
+from ..reading.plain import data_fields
 from ..reading.source import Document, load_yaml
 
 
@@ -52,7 +52,7 @@ _NODES = {cls.__name__: cls for cls in vars(ast).values()     # the concrete syn
 _NODE_FIELDS = {cls: cls._fields for cls in _NODES.values()}
 _CLASSES = {cls.__name__: cls for cls in (FieldDef, TypeDef, Modifier, Stack, Catalogue, Ruleset, Axis, ResultCode,
                                           Table, DiceKind, CachePlan, Change)}
-_FIELD_NAMES = {cls: {f.name for f in dataclasses.fields(cls)} for cls in (*_CLASSES.values(), Procedure)}
+_FIELD_NAMES = {cls: set(data_fields(cls)) for cls in (*_CLASSES.values(), Procedure)}
 _SENTINELS = {"UNKNOWN": UNKNOWN, "OFF": OFF, "UNSURE": UNSURE, "NOT_COMPILED": NOT_COMPILED}
 _SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
 
@@ -117,7 +117,7 @@ class Encoder:
         if _CLASSES.get(cls.__name__) is cls:
             if hasattr(v, "__dict__"):
                 return {"o": [cls.__name__, self._attrs(vars(v))]}
-            return {"i": [cls.__name__, self._attrs({f.name: getattr(v, f.name) for f in dataclasses.fields(v)})]}
+            return {"i": [cls.__name__, self._attrs({f: getattr(v, f) for f in data_fields(v)})]}
         raise CodecError(f"cannot store a {cls.__name__} as data")
 
     def syntax(self, v):
@@ -152,6 +152,9 @@ _MAKERS = {name: (cls, _SETTERS[cls][0], tuple(_SETTERS[cls][1:]), len(cls._fiel
            for name, cls in _NODES.items() if cls._fields[0] == "pos"}
 
 
+_new = object.__new__     # a syntax node's class has no __new__ of its own
+
+
 def _tuples(items: list) -> tuple:
     return tuple(_tuples(x) if x.__class__ is list else x for x in items)
 
@@ -172,19 +175,20 @@ class Decoder:
         self.files = files
         self.bodies = bodies
         self._positions: dict = {}
+        self._decode = json.JSONDecoder(object_hook=self.hook).decode    # made once, not once a text
 
     def loads(self, text: str | bytes):
-        return json.loads(text, object_hook=self.hook)
+        return self._decode(text.decode("utf-8", "surrogatepass") if isinstance(text, bytes) else text)   # as json.loads
 
     def hook(self, obj: dict):
         if len(obj) != 1:
             raise CodecError("a stored value has one tag")
-        (tag, v), = obj.items()
+        tag, v = obj.popitem()
         if tag == "m":      # a syntax node with its position inline; lists in it are tuples
             cls, set_pos, rest, width = _MAKERS[v[0]]
             if len(v) != width:
                 raise CodecError(f"{v[0]} has {width - 3} fields")
-            node = cls.__new__(cls)
+            node = _new(cls)
             key = (v[1], v[2], v[3])
             pos = self._positions.get(key)
             if pos is None:
@@ -198,7 +202,7 @@ class Decoder:
             return node
         if tag == "n":
             cls = _NODES[v[0]]
-            node = cls.__new__(cls)
+            node = _new(cls)
             setters = _SETTERS[cls]
             if len(v) - 1 != len(setters):
                 raise CodecError(f"{v[0]} has {len(setters)} fields")
@@ -389,7 +393,7 @@ class StoredDocument(Document):
                 d.setdefault(k, v)     # a table set since it was read keeps its new value
         return d
 
-    def __eq__(self, other):      # the same as a Document with the same fields (the dataclass's asks for
+    def __eq__(self, other):      # the same as a Document with the same fields (a data class's asks for
         if not isinstance(other, Document):      # the very same class)
             return NotImplemented
         return all(getattr(self, f) == getattr(other, f)

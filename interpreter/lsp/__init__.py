@@ -7,7 +7,7 @@ when the server starts (they are the optional extra ``lsp``); the symbol index (
 from __future__ import annotations
 
 
-def add_lsp_commands(sub) -> None:
+def add_init(sub, overlay_option=None) -> None:
     i = sub.add_parser("init", help="start a new ruleset folder: manifest, a table, a stack, a procedure, a test",
                        description="Create folder NAME holding a small working ruleset (ruleset.yaml, one table, "
                                    "one modifier stack, one catalogue, one procedure, a situation and a test "
@@ -16,6 +16,8 @@ def add_lsp_commands(sub) -> None:
     i.add_argument("name", metavar="NAME", help="the folder to create; its last part is the ruleset id")
     i.set_defaults(func=cmd_init)
 
+
+def add_lsp(sub, overlay_option=None) -> None:
     s = sub.add_parser("lsp", help="a language server for editors (LSP over stdio): diagnostics, hover, "
                                    "go to definition, completion",
                        description="Serve the Language Server Protocol on standard input and output for .ump "

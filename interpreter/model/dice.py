@@ -16,9 +16,8 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
+from typing import Final, Sequence
 
 from ..errors import InputError, Position
 
@@ -26,15 +25,40 @@ MAX_OUTCOMES = 1_000_000
 """Most outcomes exact odds list for one roll (a d1000000, or 3d100 kept in order, is the most)."""
 
 
-@dataclass(frozen=True, slots=True)
 class DiceKind:
-    """``count`` dice of ``sides`` faces (1..sides), named for the trace (colored, white)."""
+    """``count`` dice of ``sides`` faces (1..sides), named for the trace (colored, white).
 
-    name: str
-    names: tuple[str, ...]
-    sides: int
-    zero_reads_as: int | None = None
-    ordered: bool = True      # False: the procedure reads only the total, doubles or final value
+    A value: equal and hashed by every field, never changed once made (its fields are ``Final``)."""
+
+    __slots__ = __data_fields__ = ("name", "names", "sides", "zero_reads_as", "ordered")
+
+    def __init__(self, name: str, names: tuple[str, ...], sides: int, zero_reads_as: int | None = None,
+                 ordered: bool = True):
+        self.name: Final = name
+        self.names: Final = names
+        self.sides: Final = sides
+        self.zero_reads_as: Final = zero_reads_as
+        self.ordered: Final = ordered     # False: the procedure reads only the total, doubles or final value
+
+    def _key(self) -> tuple:
+        return (self.name, self.names, self.sides, self.zero_reads_as, self.ordered)
+
+    def __eq__(self, other):
+        return self._key() == other._key() if other.__class__ is DiceKind else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"DiceKind(name={self.name!r}, names={self.names!r}, sides={self.sides!r}, "
+                f"zero_reads_as={self.zero_reads_as!r}, ordered={self.ordered!r})")
+
+    def __reduce__(self):
+        return DiceKind, self._key()
+
+    def unordered(self) -> "DiceKind":
+        """The same dice, read only by their total, doubles or final value."""
+        return DiceKind(self.name, self.names, self.sides, self.zero_reads_as, False)
 
     @property
     def count(self) -> int:

@@ -8,12 +8,12 @@ checked and listed without compiling it.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import Position
 from ..reading import syntax as ast
+from ..reading.plain import data_class, factory
 from .dice import DiceKind
 from .tables import Table
 from .values import Record
@@ -37,7 +37,7 @@ if sys.get_int_max_str_digits() and sys.get_int_max_str_digits() < LIMIT_CEILING
 SCALAR_TYPES = {"int", "number", "bool", "text", "any", "map"}
 
 
-@dataclass
+@data_class
 class FieldDef:
     name: str
     type: Any                 # a TypeRef, or ("enum", [...])
@@ -46,7 +46,7 @@ class FieldDef:
     pos: Position | None = None
 
 
-@dataclass
+@data_class
 class TypeDef:
     """A record type for procedure inputs (e.g. a unit), optionally backed by a catalogue."""
 
@@ -57,7 +57,7 @@ class TypeDef:
     pos: Position | None = None
 
 
-@dataclass
+@data_class
 class Modifier:
     id: str
     value: ast.Expr
@@ -66,14 +66,14 @@ class Modifier:
     group: str | None
     cite: str | None
     pos: Position
-    text: dict[str, str] = field(default_factory=dict)   # the source text of each expression
+    text: dict[str, str] = factory(default_factory=dict)   # the source text of each expression
     origin: Position | None = None                       # set when an overlay added/changed it
     value_fn: Callable | None = None
     when_fn: Callable | None = None
     times_fn: Callable | None = None
 
 
-@dataclass
+@data_class
 class Stack:
     name: str
     title: str
@@ -87,17 +87,17 @@ class Stack:
     refuse_above: Any
     modifiers: list[Modifier]
     pos: Position
-    param_types: dict = field(default_factory=dict)   # name -> TypeRef, where the stack declares them
+    param_types: dict = factory(default_factory=dict)   # name -> TypeRef, where the stack declares them
 
 
-@dataclass
+@data_class
 class Catalogue:
     name: str
     title: str
     cite: str | None
     entries: dict[str, Record]
     pos: Position
-    entry_positions: dict[str, Position] = field(default_factory=dict)
+    entry_positions: dict[str, Position] = factory(default_factory=dict)
 
     @property
     def field_names(self) -> set[str]:
@@ -113,7 +113,7 @@ def NOT_COMPILED(env: dict, rt) -> Any:
     raise RuntimeError("procedure run before it was compiled")
 
 
-@dataclass
+@data_class
 class Procedure:
     name: str
     syntax: ast.Procedure
@@ -124,14 +124,14 @@ class Procedure:
     run: Callable = NOT_COMPILED         # compiled: run(args: dict, rt) -> Record
     run_untraced: Callable = NOT_COMPILED  # compiled: the untraced run, every argument given (compiling/compiler.py)
     deterministic: bool = False          # no roll or choice, here or in what it calls: a pure function
-    memo: dict = field(default_factory=dict)   # results of deterministic calls (untraced runs only)
-    prefix_cache: dict = field(default_factory=dict)  # args -> state after the deterministic prefix
-    suffix_cache: dict = field(default_factory=dict)  # state -> outcome of the deterministic ending
+    memo: dict = factory(default_factory=dict)   # results of deterministic calls (untraced runs only)
+    prefix_cache: dict = factory(default_factory=dict)  # args -> state after the deterministic prefix
+    suffix_cache: dict = factory(default_factory=dict)  # state -> outcome of the deterministic ending
     fill_defaults: Callable | None = None  # compiled: fills the defaults of missing arguments (odds/states.py)
-    analysis: dict = field(default_factory=dict)   # what compiling needs to know of it (analysis.analyse, at load)
+    analysis: dict = factory(default_factory=dict)   # what compiling needs to know of it (analysis.analyse, at load)
 
 
-@dataclass
+@data_class
 class Change:
     """One change an overlay applied, for `umpire diff` and for conflict detection (loading/overlay.py)."""
 
@@ -162,7 +162,7 @@ def shown(value) -> str | None:
     return show(value) if not isinstance(value, str) else value
 
 
-@dataclass
+@data_class(apart=("parts",))
 class Ruleset:
     id: str
     title: str
@@ -176,12 +176,12 @@ class Ruleset:
     catalogues: dict[str, Catalogue]
     procedures: dict[str, Procedure]
     limits: dict[str, int]
-    files: list[str] = field(default_factory=list)
-    overlays: list[str] = field(default_factory=list)
-    changes: list = field(default_factory=list)      # what the overlays changed (Change)
+    files: list[str] = factory(default_factory=list)
+    overlays: list[str] = factory(default_factory=list)
+    changes: list = factory(default_factory=list)      # what the overlays changed (Change)
     cache_key: str | None = None   # the on-disk cache key of exactly these sources (loading/cache.py), when known
     rolls_may_hide: bool = True    # can a roll sit inside a record or list? (analysis/facts.py, at load)
-    parts: dict | None = field(default=None, repr=False, compare=False)   # compiled closures by syntax node id
+    parts: dict | None = None      # compiled closures by syntax node id (neither compared nor shown)
 
     def cite(self, text: str | None) -> str | None:
         return cite_with_prefix(self.cite_prefix, text)

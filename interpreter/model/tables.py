@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from ..errors import AdjudicationError, InputError, Position, UnknownCellError, did_you_mean
+from ..reading.plain import data_class, factory
 from .values import Record, exact, freeze, show
 
 UNKNOWN = object()
@@ -49,16 +49,16 @@ def parse_band(text) -> tuple[float, float]:
     return (int(m["one"]), int(m["one"]))
 
 
-@dataclass
+@data_class
 class Axis:
     title: str
     match: str                       # exact | at_most | bands
     headings: list
     clamp: bool = False
     below: str = "off"               # for at_most: a value under the first heading
-    bands: list = field(default_factory=list)
+    bands: list = factory(default_factory=list)
     open: bool = False               # the rulebook shows only some headings; others exist
-    positions: dict = field(default_factory=dict)   # heading -> index (exact matching)
+    positions: dict = factory(default_factory=dict)   # heading -> index (exact matching)
 
     def __post_init__(self):
         self.positions = {h: i for i, h in enumerate(self.headings) if h.__class__ is not bool and h is not None}
@@ -130,7 +130,7 @@ class Axis:
 
 # ---- result codes -----------------------------------------------------------------
 
-@dataclass
+@data_class
 class ResultCode:
     code: str
     pattern: str
@@ -144,7 +144,7 @@ class ResultCode:
         return cls(code, text, means, regex)
 
 
-@dataclass
+@data_class
 class Table:
     name: str
     title: str
@@ -158,7 +158,7 @@ class Table:
     cells: list                       # rows x columns of values / UNKNOWN
     sources: dict                     # (r, c) -> citation for known cells
     pos: Position | None = None
-    origins: dict = field(default_factory=dict)   # (r, c) -> overlay position that set it
+    origins: dict = factory(default_factory=dict)   # (r, c) -> overlay position that set it
     structure_unknown: bool = False   # the rulebook names the table but gives no rows or columns
     reference: bool = False           # kept for players to read; no procedure is meant to look it up
 

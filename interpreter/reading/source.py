@@ -19,11 +19,11 @@ import math
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Position
+from .plain import data_class, factory
 
 MAX_NODES = 200_000
 """Most values one YAML file may expand to (aliases count every time they are used)."""
@@ -40,15 +40,15 @@ MAX_NUMBER_DIGITS = 100
 PathKey = tuple  # a path of mapping keys and list indexes from the document root
 
 
-@dataclass
+@data_class
 class Document:
     """A loaded YAML file: plain ``data`` plus the position of every value."""
 
     file: str
     data: Any
-    positions: dict[PathKey, Position] = field(default_factory=dict)
-    key_positions: dict[PathKey, Position] = field(default_factory=dict)
-    text_offsets: dict[PathKey, int] = field(default_factory=dict)
+    positions: dict[PathKey, Position] = factory(default_factory=dict)
+    key_positions: dict[PathKey, Position] = factory(default_factory=dict)
+    text_offsets: dict[PathKey, int] = factory(default_factory=dict)
     text: str = ""
 
     def block_indent(self, path: PathKey) -> int:

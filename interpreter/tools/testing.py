@@ -8,7 +8,6 @@ run cases through ``run_case``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,10 @@ from ..loading.cache import valid_document
 from ..loading.loader import find_root
 from ..loading.maps import Places, referenced_at
 from ..model.values import Roll, exact, show, thaw
+from ..reading.plain import data_class, factory
 
 
-@dataclass
+@data_class
 class Case:
     id: str
     file: str
@@ -39,11 +39,11 @@ class Case:
         return self.doc.at(self.path)
 
 
-@dataclass
+@data_class
 class CaseResult:
     case: Case
     passed: bool
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = factory(default_factory=list)
     outcome: Outcome | None = None
 
 

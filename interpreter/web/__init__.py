@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def add_serve_command(sub) -> None:
+def add_serve(sub, overlay_option=None) -> None:
+    """``umpire serve`` (its own options: it opens many rulesets; ``overlay_option`` is not used)."""
     s = sub.add_parser("serve", help="a local web workbench: browse rulesets, resolve, odds, house rules",
                        description="Start the web workbench on this machine (127.0.0.1 by default) and print its "
                                    "URL. With no RULESET, opens every ruleset folder under ./rulesets.")

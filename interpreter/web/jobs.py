@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from .. import api
@@ -163,7 +162,7 @@ class Workspace:
 
     def shown(self, pos: Position | None) -> Position | None:
         if pos is not None and pos.file in self.display:
-            return replace(pos, file=self.display[pos.file])
+            return pos.in_file(self.display[pos.file])
         return pos
 
 
