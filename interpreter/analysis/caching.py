@@ -294,19 +294,20 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         for fn in mfns:
             signal = fn(env, rt)
             if signal is not None:
-                if not emitted:
-                    return signal[0]
                 if len(signal) == 2:
                     # a kept segment's return, boxed (compiling/segments.py): its emits are fixed by the entry the
-                    # signal is kept in, so the result is too; kept in the box when building it charged nothing
+                    # signal is kept in, so the result is too; kept in the box when building it charged nothing.
+                    # (Looked at first: a segment returning a kept result leaves its emits out of ``emitted``.)
                     box = signal[1]
                     if box and box[0] is rt.limits:
                         return box[1]
+                    if not emitted:
+                        return signal[0]
                     value = bounded_result(signal[0], emitted, rt, pos)
                     if len(value) < CELLS_PER_STEP:      # (no steps charged for its size, no bound exceeded)
                         box[:] = (rt.limits, value)
                     return value
-                return bounded_result(signal[0], emitted, rt, pos)
+                return bounded_result(signal[0], emitted, rt, pos) if emitted else signal[0]
         if suffix is None:
             if middle_emits is None:
                 return bounded_result(None, emitted, rt, pos)

@@ -159,6 +159,10 @@ class SegmentCompiler(CompilerHost):
                 left = rt.steps_left - hit[5]
                 if left >= 0 and rt.depth <= hit[6]:
                     rt.steps_left = left
+                    signal = hit[2]
+                    if signal is not None and len(signal) == 2 and signal[1] and signal[1][0] is rt.limits:
+                        return signal      # a boxed return whose result is kept: the runner returns it at once,
+                        # so the locals it would set and the fields it would emit are never read
                     if hit[3]:
                         env.update(hit[3])
                     if hit[4]:
