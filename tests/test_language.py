@@ -868,3 +868,16 @@ def test_a_record_of_plain_values_is_one_level_deep_in_what_holds_it(tmp_path, w
             for _ in range(wraps):
                 inner = inner[0]
             assert dict(inner) == {"t": "n3", "big": True, "less": 2, "either": 3}
+
+
+def test_a_result_record_cannot_be_changed_in_place_by_python_code():
+    # untraced runs hand the same result record to every run with the same dice (kept results): a caller
+    # changing one in place would change every later result, so every in-place change is refused
+    r = Record({"a": 1})
+    for change in (lambda: r.__setitem__("a", 2), lambda: r.update({"a": 2}), lambda: r.__ior__({"a": 2}),
+                   lambda: r.pop("a"), lambda: r.setdefault("b", 1), lambda: r.clear()):
+        with pytest.raises(TypeError):
+            change()
+    with pytest.raises(TypeError):
+        r |= {"a": 2}
+    assert r == {"a": 1}

@@ -43,7 +43,7 @@ class Record(dict):
     def _immutable(self, *args, **kwargs):
         raise TypeError("records are immutable; use `record with {...}`")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _immutable
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _immutable
 
     def updated(self, changes: dict) -> "Record":
         new = Record(self)
