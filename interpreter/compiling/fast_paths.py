@@ -181,6 +181,28 @@ def _if_untraced(cond, body, other, pos) -> Fn:
     return if_else
 
 
+def _if_logic2(f1, p1, f2, p2, op: str, body, other, pos) -> Fn:
+    """``_if_untraced`` of a condition ``a and b`` / ``a or b``: the operands (as ``_logic2`` evaluates them), then
+    the branch, in one closure."""
+    decisive = op == "or"
+    neutral, what = not decisive, f"operand of '{op}'"
+
+    def if_logic2(env, rt):
+        c = f1(env, rt)
+        if c is not decisive:
+            if c is not neutral:
+                _truth(c, p1, what)
+            c = f2(env, rt)
+            if c is not True and c is not False:
+                c = _truth(c, p2, what)
+        if c is True:
+            return body(env, rt)
+        if c is not False:
+            _truth(c, pos)
+        return other(env, rt) if other is not None else None
+    return if_logic2
+
+
 def _direct_fields(fields, local_read):
     """(key, local?, a, b) per field, read as ``env[a] if local else env[a][b] if b else a`` (a local, the
     commonest, tested first): a local (name a), a local's field (a.b) or a literal (value a); None if any

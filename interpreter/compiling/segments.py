@@ -129,6 +129,8 @@ class SegmentCompiler(CompilerHost):
         # one name read, where rolls cannot hide inside values (the commonest: the roll just made): read in
         # place, as _key_reader's ``one`` does, without its call
         only = reads[0] if len(reads) == 1 and not self.rolls_may_hide else None
+        # two names so read (a roll and one local, the ASLSK attack's): likewise in place
+        n1, n2 = reads if len(reads) == 2 and not self.rolls_may_hide else (None, None)
         # (id of the prefix store, key) -> (store, None, signal, locals set, emits made, used, ran_at), or
         # (store, _ROLLS) for values whose run took a branch that rolls
         memo: dict = {}
@@ -148,6 +150,10 @@ class SegmentCompiler(CompilerHost):
                 if only is not None:
                     v = env.get(only, _MISSING)
                     mkey = (id(store), ("roll", v._d[0], v._d[2]) if v.__class__ is Roll else v)
+                elif n1 is not None:
+                    v, w = env.get(n1, _MISSING), env.get(n2, _MISSING)
+                    mkey = (id(store), (("roll", v._d[0], v._d[2]) if v.__class__ is Roll else v,
+                                        ("roll", w._d[0], w._d[2]) if w.__class__ is Roll else w))
                 else:
                     mkey = (id(store), key_of(env))
                 hit = memo.get(mkey)
