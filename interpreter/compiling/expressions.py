@@ -44,6 +44,8 @@ from .fast_paths import _direct_fields, _direct_record, _logic2, _record_maker
 from .host import CompilerHost
 from .support import _ROLL_FIELDS, _ROLL_SLOTS, Fn, _slow_attribute
 
+_NO_VALUE = object()   # (a branch of ``a if c else b`` that is not a literal)
+
 
 def _fused_record(specs: tuple, made: Fn, pos) -> Fn | None:
     """A record expression of one to four fields, all locals or all locals' fields (a check's fields, a result of
@@ -359,11 +361,28 @@ class ExpressionCompiler(CompilerHost):
             return neutral
         return logic_n
 
-    def e_conditional(self, e: ast.Conditional):
+    def e_conditional(self, e: ast.Conditional, store: str | None = None):
+        """``a if c else b``; with ``store`` (an untraced `let`, see ``fused_let``), a statement closure that puts
+        the value in that local."""
         then, cond, otherwise, pos = self.expr(e.then), self.expr(e.condition), self.expr(e.otherwise), e.condition.pos
 
         cv = self.local_name(e.condition)
         tv, ov = self.local_name(e.then), self.local_name(e.otherwise)
+        if store is not None:
+            # the condition a local, or not; each branch a literal (its value, in place), a local, or else
+            tc = e.then.value if isinstance(e.then, ast.Literal) else _NO_VALUE
+            oc = e.otherwise.value if isinstance(e.otherwise, ast.Literal) else _NO_VALUE
+
+            def let_conditional(env, rt):
+                """``let name = a if c else b`` untraced, in one closure."""
+                c = env[cv] if cv in env else cond(env, rt)
+                if c is True:
+                    env[store] = tc if tc is not _NO_VALUE else env[tv] if tv in env else then(env, rt)
+                elif c is False:
+                    env[store] = oc if oc is not _NO_VALUE else env[ov] if ov in env else otherwise(env, rt)
+                else:
+                    env[store] = _truth(c, pos, "condition of 'if ... else'")
+            return let_conditional
         if cv is not None or tv is not None or ov is not None:
             def conditional_locals(env, rt):
                 """``a if c else b`` where some of them are locals: those read in place (closure on a miss)."""

@@ -69,7 +69,8 @@ class FastPaths(CompilerHost):
 
     def fused_let(self, s: ast.Let) -> Fn | None:
         """An untraced `let`/`set` whose value's closure stores it itself (one closure, not two): a call of
-        a procedure that is not pure, ``xs + [x]`` of a local, ``dr.original + x``, a table lookup; else None."""
+        a procedure that is not pure, ``xs + [x]`` of a local, ``dr.original + x``, a table lookup, ``a if c else
+        b``; else None."""
         e = s.value
         if isinstance(e, ast.Call) and not self.ruleset.procedures[e.procedure].deterministic:
             return self.e_call(e, store=s.name)
@@ -79,6 +80,8 @@ class FastPaths(CompilerHost):
             return self.e_binary(e, store=s.name)
         if isinstance(e, ast.Lookup):
             return self.e_lookup(e, store=s.name)
+        if isinstance(e, ast.Conditional) and not (self.static_names and free_names(e) <= self.static_names):
+            return self.e_conditional(e, store=s.name)     # (one reading only static names is kept instead)
         return None
 
     def static_or_expr(self, e) -> Fn:
