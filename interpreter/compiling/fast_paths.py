@@ -206,6 +206,26 @@ def _if_logic2(f1, p1, f2, p2, op: str, body, other, pos) -> Fn:
     return if_logic2
 
 
+def _if_logic_n(operands: list, op: str, body, other, pos) -> Fn:
+    """``_if_logic2`` of three or more operands (as expressions.e_logical's ``logic_n`` evaluates them)."""
+    decisive = op == "or"
+    neutral, what = not decisive, f"operand of '{op}'"
+
+    def if_logic_n(env, rt):
+        c = neutral
+        for f, p in operands:
+            v = f(env, rt)
+            if v is decisive:
+                c = v
+                break
+            if v is not neutral:
+                _truth(v, p, what)
+        if c is True:
+            return body(env, rt)
+        return other(env, rt) if other is not None else None
+    return if_logic_n
+
+
 def _direct_fields(fields, local_read):
     """(key, local?, a, b) per field, read as ``env[a] if local else env[a][b] if b else a`` (a local, the
     commonest, tested first): a local (name a), a local's field (a.b) or a literal (value a); None if any

@@ -11,7 +11,7 @@ from ..errors import AdjudicationError, LimitError, Refusal, RejectedInputError
 from ..model.values import Record, Roll, brief, show, show_cut, type_name
 from ..reading import syntax as ast
 from ..runtime.operators import truth as _truth
-from .fast_paths import _if_logic2, _if_untraced
+from .fast_paths import _if_logic2, _if_logic_n, _if_untraced
 from .host import CompilerHost
 from .segments import ROLLED as _ROLLED
 from .support import Fn, described
@@ -263,9 +263,11 @@ class StatementCompiler(CompilerHost):
             other = branches[1][1] if len(branches) == 2 else None
             if self.untraced:
                 c = s.branches[0].condition
-                if c.__class__ is ast.Logical and len(c.operands) == 2:    # `if a and b` / `if a or b`
-                    (f1, p1), (f2, p2) = [(self.expr(o), o.pos) for o in c.operands]
-                    return _if_logic2(f1, p1, f2, p2, c.op, body, other, pos)
+                if c.__class__ is ast.Logical:    # `if a and b` / `if a or b` (and more operands)
+                    operands = [(self.expr(o), o.pos) for o in c.operands]
+                    if len(operands) == 2:
+                        return _if_logic2(*operands[0], *operands[1], c.op, body, other, pos)
+                    return _if_logic_n(operands, c.op, body, other, pos)
                 return _if_untraced(cond, body, other, pos)
             untraced_if = _if_untraced(cond, body, other, pos)
 
