@@ -868,3 +868,31 @@ def test_a_record_of_plain_values_is_one_level_deep_in_what_holds_it(tmp_path, w
             for _ in range(wraps):
                 inner = inner[0]
             assert dict(inner) == {"t": "n3", "big": True, "less": 2, "either": 3}
+
+
+def test_a_result_record_cannot_be_changed_in_place_by_python_code():
+    # untraced runs hand the same result record to every run with the same dice (kept results): a caller
+    # changing one in place would change every later result, so every in-place change is refused
+    r = Record({"a": 1})
+    for change in (lambda: r.__setitem__("a", 2), lambda: r.update({"a": 2}), lambda: r.__ior__({"a": 2}),
+                   lambda: r.pop("a"), lambda: r.setdefault("b", 1), lambda: r.clear()):
+        with pytest.raises(TypeError):
+            change()
+    with pytest.raises(TypeError):
+        r |= {"a": 2}
+    assert r == {"a": 1}
+
+
+def test_a_kept_stretch_after_an_emit_that_changes_between_runs_gives_each_run_its_own_result(tmp_path):
+    # the stretch after the second roll (up to the `if` that may return) reads only d: untraced runs keep what it
+    # does per die (and, when nothing before it emits, the whole result it returns); here `first` is emitted before
+    # it from another die, so two runs with the same d must still give their own `first`
+    root = write_ruleset(tmp_path, {"procedures/extra.ump":
+                                    "procedure bonus(x: int):\n    return x * 10\n\n"
+                                    "procedure after_emit():\n    roll a = d6\n    emit first = a.original\n"
+                                    "    roll d = d6\n    let b = call bonus(x: d)\n    emit b = b\n"
+                                    "    if d < 4:\n        return b\n    roll e = d6\n    return b + e.original\n"})
+    dice = [[[1], [3]], [[2], [3]], [[1], [3]], [[5], [3]], [[5], [6], [2]], [[1], [6], [2]]]
+    traced = _runs(root, "after_emit", {}, dice, True)
+    assert [(v["first"], v["value"]) for _, v, _ in traced] == [(1, 30), (2, 30), (1, 30), (5, 30), (5, 62), (1, 62)]
+    assert _runs(root, "after_emit", {}, dice, False) == traced

@@ -207,7 +207,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     prefix_calls, suffix_calls = calling
     mfns, mcost, mfirst = middle if middle is not None else ((), 0, None)
     cache, suffix_cache = proc.prefix_cache, proc.suffix_cache
-    by_id: dict = {}     # ids of the argument objects -> (names, the objects, prefix cache entry)
+    by_id: dict = {}     # ids of the argument objects -> (names, the objects, *prefix cache entry)
     one_read = suffix_reads[0] if len(suffix_reads) == 1 and not rolls_may_hide else None
     # several reads, none of which can hold a roll: the key is their values, read by one C call
     # (a name not set on this path raises KeyError: then state_key, which keys it as missing)
@@ -251,9 +251,8 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
     def run_cached(env: dict, rt):
         if prefix is not None:
             found = by_id.get(tuple(map(id, env.values())))
-            if found is not None and found[0] == tuple(env) \
-                    and (not prefix_calls or rt.depth <= found[2][_PREFIX_RAN_AT]):
-                returned, saved, saved_emits, used, known, _ = found[2]
+            if found is not None and found[0] == tuple(env) and (not prefix_calls or rt.depth <= found[7]):
+                _, _, returned, saved, saved_emits, used, known, _ = found
             else:
                 ids, names, values = tuple(map(id, env.values())), tuple(env), tuple(env.values())
                 hit = prefix_entry(env, rt)
@@ -264,7 +263,7 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
                     return bounded_result(signal[0] if signal is not None else None, emitted, rt, pos)
                 if len(by_id) >= MEMO_LIMIT:
                     by_id.clear()
-                by_id[ids] = (names, values, hit)
+                by_id[ids] = (names, values) + hit     # (flat: one index fewer on every hit)
                 returned, saved, saved_emits, used, known, _ = hit
             left = rt.steps_left - used
             rt.steps_left = left
@@ -295,6 +294,19 @@ def untraced_runner(proc, body, prefix, middle, suffix, suffix_reads: tuple, rol
         for fn in mfns:
             signal = fn(env, rt)
             if signal is not None:
+                if len(signal) == 2:
+                    # a kept segment's return, boxed (compiling/segments.py): its emits are fixed by the entry the
+                    # signal is kept in, so the result is too; kept in the box when building it charged nothing.
+                    # (Looked at first: a segment returning a kept result leaves its emits out of ``emitted``.)
+                    box = signal[1]
+                    if box and box[0] is rt.limits:
+                        return box[1]
+                    if not emitted:
+                        return signal[0]
+                    value = bounded_result(signal[0], emitted, rt, pos)
+                    if len(value) < CELLS_PER_STEP:      # (no steps charged for its size, no bound exceeded)
+                        box[:] = (rt.limits, value)
+                    return value
                 return bounded_result(signal[0], emitted, rt, pos) if emitted else signal[0]
         if suffix is None:
             if middle_emits is None:

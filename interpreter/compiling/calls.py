@@ -223,10 +223,26 @@ class CallCompiler(CompilerHost):
                 return rt.call(proc, build(env, rt), pos)
             return call_pure
 
+        plain = [(k, self.local_name(a.value)) for (k, _), a in zip(args, e.args)]
+        # every argument a local (the commonest call, up to four): its argument dict built in the call's closure
+        n = len(plain) if 1 <= len(plain) <= 4 and all(v is not None for _, v in plain) else 0
+        (k1, a1), (k2, a2), (k3, a3), (k4, a4) = (plain if n else []) + [(None, None)] * (4 - n)
+
         if store is not None:
             def call_into(env, rt):
                 """``let name = call ...`` untraced, in one closure."""
-                values = build(env, rt)
+                if n:
+                    try:
+                        values = {k1: env[a1]} if n == 1 else {k1: env[a1], k2: env[a2]} if n == 2 else \
+                            {k1: env[a1], k2: env[a2], k3: env[a3]} if n == 3 else \
+                            {k1: env[a1], k2: env[a2], k3: env[a3], k4: env[a4]}
+                    except KeyError:
+                        values = build(env, rt)        # its positioned error
+                    else:
+                        if constants:
+                            values.update(constants)
+                else:
+                    values = build(env, rt)
                 if rt.call_hook is not None or rt.depth >= rt.max_depth:
                     env[store] = rt.call(proc, values, pos)
                     return None

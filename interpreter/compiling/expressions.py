@@ -44,6 +44,60 @@ from .fast_paths import _direct_fields, _direct_record, _logic2, _record_maker
 from .host import CompilerHost
 from .support import _ROLL_FIELDS, _ROLL_SLOTS, Fn, _slow_attribute
 
+_NO_VALUE = object()   # (a branch of ``a if c else b`` that is not a literal)
+
+
+def _fused_record(specs: tuple, made: Fn, pos) -> Fn | None:
+    """A record expression of one to four fields, all locals or all locals' fields (a check's fields, a result of
+    lists): built and its depth kept in one closure (``record`` below, with the fields read in place as
+    fast_paths._direct_record reads them); None for other shapes. Any miss calls ``made``, then bounds it."""
+    n = len(specs)
+    if all(t for _k, t, _a, _b in specs):
+        fields = False
+    elif all(not t and b is not None for _k, t, _a, b in specs):
+        fields = True
+    else:
+        return None
+    (k1, _, a1, b1), (k2, _, a2, b2), (k3, _, a3, b3), (k4, _, a4, b4) = \
+        list(specs) + [(None, True, None, None)] * (4 - n)
+
+    def fused_record(env, rt):
+        try:
+            if fields:
+                d = {k1: env[a1][b1]} if n == 1 else {k1: env[a1][b1], k2: env[a2][b2]} if n == 2 else \
+                    {k1: env[a1][b1], k2: env[a2][b2], k3: env[a3][b3]} if n == 3 else \
+                    {k1: env[a1][b1], k2: env[a2][b2], k3: env[a3][b3], k4: env[a4][b4]}
+            else:
+                d = {k1: env[a1]} if n == 1 else {k1: env[a1], k2: env[a2]} if n == 2 else \
+                    {k1: env[a1], k2: env[a2], k3: env[a3]} if n == 3 else \
+                    {k1: env[a1], k2: env[a2], k3: env[a3], k4: env[a4]}
+            r = Record(d)
+        except (KeyError, TypeError):
+            r = made(env, rt)                     # its positioned error, or a roll's field
+        if _NESTING.isdisjoint(map(type, r.values())):
+            r._depth = 1
+            r._hash = None
+            return r
+        return _nested_record(r, rt, pos)
+    return fused_record
+
+
+def _nested_record(r, rt, pos):
+    """A record just built that holds lists or records: its depth kept, and its bounds checked."""
+    d = 1
+    for v in r.values():
+        c = v.__class__
+        if c is Record or c is tuple:
+            vd = depth_of(v) + 1
+            if vd > d:
+                d = vd
+    r._depth = d          # known without looking again
+    r._hash = None        # not hashed yet (an unset slot would make its first hash raise an AttributeError)
+    limits = rt.limits
+    if d > limits["nesting"] or len(r) > limits["list"] or len(r) >= CELLS_PER_STEP:
+        return check_size(r, d, rt, pos)
+    return r
+
 
 class ExpressionCompiler(CompilerHost):
     """The compiler's mixin for expressions (``e_<expression>``): operators, names, fields, lists, records."""
@@ -229,25 +283,17 @@ class ExpressionCompiler(CompilerHost):
         if specs is not None:
             # every field a literal, a local or a local's field: read in one pass (no closure per field)
             made = _direct_record(specs, made)
+            fused = _fused_record(specs, made, pos) if 1 <= len(specs) <= 4 else None
+            if fused is not None:
+                return fused
 
         def record(env, rt):
             r = made(env, rt)
-            d = 1
-            if not _NESTING.isdisjoint(map(type, r.values())):
-                for v in r.values():
-                    c = v.__class__
-                    if c is Record or c is tuple:     # lists or records inside: bound the nesting
-                        vd = depth_of(v) + 1
-                        if vd > d:
-                            d = vd
-            r._depth = d                          # known without looking again
-            r._hash = None     # not hashed yet (an unset slot would make its first hash raise an AttributeError)
-            if d == 1:
+            if _NESTING.isdisjoint(map(type, r.values())):      # no lists or records inside: one deep
+                r._depth = 1
+                r._hash = None
                 return r
-            limits = rt.limits
-            if d > limits["nesting"] or len(r) > limits["list"] or len(r) >= CELLS_PER_STEP:
-                return check_size(r, d, rt, pos)
-            return r
+            return _nested_record(r, rt, pos)
         return record
 
     def e_unary(self, e: ast.Unary):
@@ -315,11 +361,28 @@ class ExpressionCompiler(CompilerHost):
             return neutral
         return logic_n
 
-    def e_conditional(self, e: ast.Conditional):
+    def e_conditional(self, e: ast.Conditional, store: str | None = None):
+        """``a if c else b``; with ``store`` (an untraced `let`, see ``fused_let``), a statement closure that puts
+        the value in that local."""
         then, cond, otherwise, pos = self.expr(e.then), self.expr(e.condition), self.expr(e.otherwise), e.condition.pos
 
         cv = self.local_name(e.condition)
         tv, ov = self.local_name(e.then), self.local_name(e.otherwise)
+        if store is not None:
+            # the condition a local, or not; each branch a literal (its value, in place), a local, or else
+            tc = e.then.value if isinstance(e.then, ast.Literal) else _NO_VALUE
+            oc = e.otherwise.value if isinstance(e.otherwise, ast.Literal) else _NO_VALUE
+
+            def let_conditional(env, rt):
+                """``let name = a if c else b`` untraced, in one closure."""
+                c = env[cv] if cv in env else cond(env, rt)
+                if c is True:
+                    env[store] = tc if tc is not _NO_VALUE else env[tv] if tv in env else then(env, rt)
+                elif c is False:
+                    env[store] = oc if oc is not _NO_VALUE else env[ov] if ov in env else otherwise(env, rt)
+                else:
+                    env[store] = _truth(c, pos, "condition of 'if ... else'")
+            return let_conditional
         if cv is not None or tv is not None or ov is not None:
             def conditional_locals(env, rt):
                 """``a if c else b`` where some of them are locals: those read in place (closure on a miss)."""

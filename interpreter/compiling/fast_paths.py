@@ -69,7 +69,8 @@ class FastPaths(CompilerHost):
 
     def fused_let(self, s: ast.Let) -> Fn | None:
         """An untraced `let`/`set` whose value's closure stores it itself (one closure, not two): a call of
-        a procedure that is not pure, ``xs + [x]`` of a local, ``dr.original + x``, a table lookup; else None."""
+        a procedure that is not pure, ``xs + [x]`` of a local, ``dr.original + x``, a table lookup, ``a if c else
+        b``; else None."""
         e = s.value
         if isinstance(e, ast.Call) and not self.ruleset.procedures[e.procedure].deterministic:
             return self.e_call(e, store=s.name)
@@ -79,6 +80,8 @@ class FastPaths(CompilerHost):
             return self.e_binary(e, store=s.name)
         if isinstance(e, ast.Lookup):
             return self.e_lookup(e, store=s.name)
+        if isinstance(e, ast.Conditional) and not (self.static_names and free_names(e) <= self.static_names):
+            return self.e_conditional(e, store=s.name)     # (one reading only static names is kept instead)
         return None
 
     def static_or_expr(self, e) -> Fn:
@@ -179,6 +182,48 @@ def _if_untraced(cond, body, other, pos) -> Fn:
             _truth(c, pos)
         return other(env, rt) if other is not None else None
     return if_else
+
+
+def _if_logic2(f1, p1, f2, p2, op: str, body, other, pos) -> Fn:
+    """``_if_untraced`` of a condition ``a and b`` / ``a or b``: the operands (as ``_logic2`` evaluates them), then
+    the branch, in one closure."""
+    decisive = op == "or"
+    neutral, what = not decisive, f"operand of '{op}'"
+
+    def if_logic2(env, rt):
+        c = f1(env, rt)
+        if c is not decisive:
+            if c is not neutral:
+                _truth(c, p1, what)
+            c = f2(env, rt)
+            if c is not True and c is not False:
+                c = _truth(c, p2, what)
+        if c is True:
+            return body(env, rt)
+        if c is not False:
+            _truth(c, pos)
+        return other(env, rt) if other is not None else None
+    return if_logic2
+
+
+def _if_logic_n(operands: list, op: str, body, other, pos) -> Fn:
+    """``_if_logic2`` of three or more operands (as expressions.e_logical's ``logic_n`` evaluates them)."""
+    decisive = op == "or"
+    neutral, what = not decisive, f"operand of '{op}'"
+
+    def if_logic_n(env, rt):
+        c = neutral
+        for f, p in operands:
+            v = f(env, rt)
+            if v is decisive:
+                c = v
+                break
+            if v is not neutral:
+                _truth(v, p, what)
+        if c is True:
+            return body(env, rt)
+        return other(env, rt) if other is not None else None
+    return if_logic_n
 
 
 def _direct_fields(fields, local_read):

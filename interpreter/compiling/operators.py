@@ -11,8 +11,6 @@ from typing import Callable
 from ..errors import AdjudicationError
 from ..model.values import (
     CELLS_PER_STEP,
-    LIST_DEPTHS,
-    LIST_DEPTHS_KEPT,
     Record,
     Roll,
     check_built,
@@ -213,14 +211,13 @@ class OperatorCompiler(CompilerHost):
 
     def append_one(self, e: ast.Binary, left: Fn, lvar: str, combine: Callable, list_from: int,
                    store: str | None = None) -> Fn:
-        """``xs + [x]`` for a local ``xs``: one closure, and the new list's depth remembered (model/values.py
-        LIST_DEPTHS) when the old one's is known, so a result holding it is bounded without a walk."""
+        """``xs + [x]`` for a local ``xs``: one closure. A new list shorter than ``list_from`` has its depth worked
+        out only when something bounds a value holding it (model/values.depth_of: one C pass over a list of
+        records), so a loop growing a list pays nothing per item for it; a longer one is checked as built."""
         pos, ipos = e.pos, e.right.pos
         item_e = e.right.items[0]
         item = self.expr(item_e)
         ivar, ifield = self.local_read(item_e)
-        depths = LIST_DEPTHS
-
         def append(env, rt):
             try:
                 a = env[lvar]
@@ -238,33 +235,22 @@ class OperatorCompiler(CompilerHost):
                 try:
                     dv = v._depth + 1
                 except AttributeError:
-                    b, dv = check_built((v,), rt, ipos), 0
+                    b = check_built((v,), rt, ipos)
                 else:
                     limits = rt.limits
                     if dv > limits["nesting"] or limits["list"] < 1:
                         check_size((v,), dv, rt, ipos)     # its error
                     b = (v,)
             elif c is tuple:
-                b, dv = check_built((v,), rt, ipos), 0
+                b = check_built((v,), rt, ipos)
             else:
-                b, dv = (v,), 1
+                b = (v,)
             if a.__class__ is not tuple:
                 r = combine(a, b, rt)
             else:
                 r = a + b
                 if len(r) >= list_from:
                     r = check_built(r, rt, pos)
-                elif dv:
-                    if a:
-                        known = depths.get(id(a))
-                        if known is None or known[0] is not a:
-                            dv = 0
-                        elif known[1] > dv:
-                            dv = known[1]
-                    if dv:
-                        if len(depths) >= LIST_DEPTHS_KEPT:
-                            depths.clear()
-                        depths[id(r)] = (r, dv)         # holds the list, so its id is not reused meanwhile
             if store is None:
                 return r
             env[store] = r

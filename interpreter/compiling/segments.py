@@ -53,11 +53,16 @@ class SegmentCompiler(CompilerHost):
         bound = {p.name for p in proc.params} | bound_names(tuple(proc.syntax.body[:start]))
         before: set = set()      # ``bound`` where the current run started
 
+        # whether a statement before the current run emits: while none does, a run's emits before it are those of
+        # the prefix entry it runs under, so a `return` it keeps has one result per entry (``kept_segment``, boxed)
+        emitted = False
+        emitted_before = False   # ``emitted`` where the current run started
+
         def flush() -> None:
             pure = [s for s in run if self.rolls_nothing(s)]
             conditions = [b.condition for s in run if s not in pure for b in s.branches if b.condition is not None]
             if len(run) >= _SHORTEST and worth_keeping(pure + conditions):
-                out.append(self.kept_segment(run, before))
+                out.append(self.kept_segment(run, before, boxed=not emitted_before))
             else:
                 out.extend(f for f in (self.statement(s) for s in run) if f is not None)
             run.clear()
@@ -66,6 +71,7 @@ class SegmentCompiler(CompilerHost):
             if self.rolls_nothing(s) or self._guardable(s):
                 if not run:
                     before = set(bound)
+                    emitted_before = emitted
                 run.append(s)
             else:
                 flush()
@@ -73,6 +79,7 @@ class SegmentCompiler(CompilerHost):
                 if fn is not None:
                     out.append(fn)
             bound |= bound_names((s,))
+            emitted = emitted or any(isinstance(n, ast.Emit) for n in walk((s,)))
         flush()
         return tuple(out), len(statements), statements[0].pos     # charged and placed as block_parts does
 
@@ -96,9 +103,14 @@ class SegmentCompiler(CompilerHost):
         return s.__class__ is ast.If and all(self.rolls_nothing(b.condition) for b in s.branches
                                              if b.condition is not None)
 
-    def kept_segment(self, statements: list, bound_before: set) -> Fn:
+    def kept_segment(self, statements: list, bound_before: set, boxed: bool = False) -> Fn:
         """One closure running ``statements`` (pure, none charged here: the middle's charge covers them), their
-        effect kept per prefix store and per value of the names they read that are not static."""
+        effect kept per prefix store and per value of the names they read that are not static.
+
+        ``boxed``: no statement of the middle before these emits, so the emits made when they return are fixed by
+        the entry kept (the prefix entry's, then their own). A `return` kept is then signalled ``(value, box)``:
+        the untraced runner (analysis/caching.py) keeps the procedure's result, its emits joined to the value, in
+        the box, building that record once per entry instead of on every run."""
         fns = []
         for s in statements:
             self.marking = not self.rolls_nothing(s)    # s_if marks the run of a branch that may roll
@@ -114,6 +126,11 @@ class SegmentCompiler(CompilerHost):
         reads = sorted(n for n in free_names(tuple(statements)) if n not in self.globals
                        and n not in self.static_names and (n in bound_before or n not in inside))
         key_of = _key_reader(tuple(reads), self.rolls_may_hide)
+        # one name read, where rolls cannot hide inside values (the commonest: the roll just made): read in
+        # place, as _key_reader's ``one`` does, without its call
+        only = reads[0] if len(reads) == 1 and not self.rolls_may_hide else None
+        # two names so read (a roll and one local, the ASLSK attack's): likewise in place
+        n1, n2 = reads if len(reads) == 2 and not self.rolls_may_hide else (None, None)
         # (id of the prefix store, key) -> (store, None, signal, locals set, emits made, used, ran_at), or
         # (store, _ROLLS) for values whose run took a branch that rolls
         memo: dict = {}
@@ -130,7 +147,15 @@ class SegmentCompiler(CompilerHost):
                 return run_all(env, rt)
             store = env.get(_STATIC)
             try:
-                mkey = (id(store), key_of(env))
+                if only is not None:
+                    v = env.get(only, _MISSING)
+                    mkey = (id(store), ("roll", v._d[0], v._d[2]) if v.__class__ is Roll else v)
+                elif n1 is not None:
+                    v, w = env.get(n1, _MISSING), env.get(n2, _MISSING)
+                    mkey = (id(store), (("roll", v._d[0], v._d[2]) if v.__class__ is Roll else v,
+                                        ("roll", w._d[0], w._d[2]) if w.__class__ is Roll else w))
+                else:
+                    mkey = (id(store), key_of(env))
                 hit = memo.get(mkey)
             except TypeError:           # a value that cannot be a key: run it
                 return run_all(env, rt)
@@ -140,6 +165,10 @@ class SegmentCompiler(CompilerHost):
                 left = rt.steps_left - hit[5]
                 if left >= 0 and rt.depth <= hit[6]:
                     rt.steps_left = left
+                    signal = hit[2]
+                    if signal is not None and len(signal) == 2 and signal[1] and signal[1][0] is rt.limits:
+                        return signal      # a boxed return whose result is kept: the runner returns it at once,
+                        # so the locals it would set and the fields it would emit are never read
                     if hit[3]:
                         env.update(hit[3])
                     if hit[4]:
@@ -161,6 +190,8 @@ class SegmentCompiler(CompilerHost):
             changes = {k: v for k, v in env.items() if k not in before or before[k] is not v}
             made = {k: v for k, v in emitted.items() if k not in emits_before or emits_before[k] is not v} \
                 if emitted else {}
+            if boxed and signal is not None:
+                signal = (signal[0], [])
             memo[mkey] = (store, None, signal, changes, made, steps - rt.steps_left, rt.depth)
             return signal
         return kept_segment

@@ -11,7 +11,7 @@ from ..errors import AdjudicationError, LimitError, Refusal, RejectedInputError
 from ..model.values import Record, Roll, brief, show, show_cut, type_name
 from ..reading import syntax as ast
 from ..runtime.operators import truth as _truth
-from .fast_paths import _if_untraced
+from .fast_paths import _if_logic2, _if_logic_n, _if_untraced
 from .host import CompilerHost
 from .segments import ROLLED as _ROLLED
 from .support import Fn, described
@@ -261,9 +261,15 @@ class StatementCompiler(CompilerHost):
         if len(branches) == 1 or (len(branches) == 2 and branches[1][0] is None):
             cond, body, _, _, pos = branches[0]
             other = branches[1][1] if len(branches) == 2 else None
-            untraced_if = _if_untraced(cond, body, other, pos)
             if self.untraced:
-                return untraced_if
+                c = s.branches[0].condition
+                if c.__class__ is ast.Logical:    # `if a and b` / `if a or b` (and more operands)
+                    operands = [(self.expr(o), o.pos) for o in c.operands]
+                    if len(operands) == 2:
+                        return _if_logic2(*operands[0], *operands[1], c.op, body, other, pos)
+                    return _if_logic_n(operands, c.op, body, other, pos)
+                return _if_untraced(cond, body, other, pos)
+            untraced_if = _if_untraced(cond, body, other, pos)
 
             def if_else(env, rt):
                 """`if` with at most an `else`: the common shape, without the branch loop."""

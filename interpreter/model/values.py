@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from operator import attrgetter
 from typing import Any
 
 
@@ -42,7 +43,7 @@ class Record(dict):
     def _immutable(self, *args, **kwargs):
         raise TypeError("records are immutable; use `record with {...}`")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _immutable
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _immutable
 
     def updated(self, changes: dict) -> "Record":
         new = Record(self)
@@ -455,6 +456,12 @@ def depth_of(value) -> int:
     if c is tuple:
         if not value:
             return 1
+        if len(value) < _SHORT_LIST:
+            # a short list of records that know their depth (a loop's `xs + [x]`, mostly): one C pass, no memo
+            try:
+                return max(map(_DEPTH, value)) + 1
+            except AttributeError:    # an item that is not such a record: walked (and remembered) below
+                pass
         known = LIST_DEPTHS.get(id(value))
         if known is not None and known[0] is value:
             return known[1]
@@ -465,6 +472,11 @@ def depth_of(value) -> int:
             LIST_DEPTHS[id(value)] = (value, d)     # holds the list, so its id is not reused meanwhile
         return d
     return 0
+
+
+_DEPTH = attrgetter("_depth")
+_SHORT_LIST = 16
+"""Lists shorter than this whose items are all records knowing their depth get it from one C pass (``depth_of``)."""
 
 
 def built_depth(value) -> int:

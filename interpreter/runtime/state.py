@@ -14,6 +14,8 @@ from ..errors import LimitError, Position
 from ..model.dice import DiceSource
 from .trace import Trace
 
+_NO_CHOICES: dict = {}   # the choices of a runtime given none (only ever read)
+
 
 class Runtime:
     __slots__ = ("ruleset", "dice", "trace", "steps_left", "limits", "depth", "max_depth", "choices",
@@ -28,7 +30,7 @@ class Runtime:
         self.steps_left = limits["steps"]
         self.depth = 0
         self.max_depth = limits["depth"]   # read on every call
-        self.choices = choices or {}
+        self.choices = choices or _NO_CHOICES
         self.choice_counts: dict[str, int] = {}
         self.call_hook: Callable | None = None
 
