@@ -86,7 +86,9 @@ def test_plot_without_matplotlib_says_how_to_install_it_from_a_checkout(cli, tmp
 def test_the_browser_tests_say_why_they_are_skipped_where_chromium_is_missing(tmp_path):
     """A plain run (pyproject's addopts) names what is missing and how to install it, for each skipped test."""
     env = dict(os.environ, PATH=str(tmp_path))    # no Chromium on this PATH
-    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_web_e2e.py", "-p", "no:cacheprovider"],
+    # (hypothesis's plugin off: the browser tests use none of it, and each of the run's processes would import it)
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_web_e2e.py", "-p", "no:cacheprovider",
+                           "-p", "no:hypothesispytest"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     skipped = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
