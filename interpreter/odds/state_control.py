@@ -91,6 +91,29 @@ def _columns(states: list, names: tuple, get=None) -> list:
     return [list(col) for col in zip(*rows)]
 
 
+def _numbers(col: list, form, apart: bool = False):
+    """The values of a column as small numbers, equal exactly where their key forms (``form``; None: the values
+    themselves) are: each distinct object put in key form and hashed once, however many states hold it. None
+    when every state holds the very same object (the column tells no state apart). ``apart``: the objects are
+    seldom shared (a state's own emits): not looked for by identity first."""
+    if apart:
+        by_form: dict = {}
+        return [by_form.setdefault(form(v), len(by_form)) for v in col]
+    ids = list(map(id, col))
+    first = dict(zip(ids, col))     # (the column holds the objects: their ids stay their own meanwhile)
+    if len(first) == 1:
+        return None
+    by_form = {}
+    number = {}
+    if form is None:
+        for i, v in first.items():
+            number[i] = by_form.setdefault(v, len(by_form))
+    else:
+        for i, v in first.items():
+            number[i] = by_form.setdefault(form(v), len(by_form))
+    return list(map(number.__getitem__, ids))
+
+
 class _Draws(tuple):
     """A loop's items to draw, one per round: the nodes of an independent list (odds/independent.py)."""
 
@@ -406,33 +429,43 @@ class StateControl(EnumeratorHost):
         A merge keys every live value of every state, and the states mostly share their values by identity
         (each branch copies its parent's locals). So the values are taken column by column: a column whose
         states all hold the very same object tells none apart and is left out, and in the others each distinct
-        object is put in key form and hashed once, standing in the key as a small number (``_Canon``)."""
+        object is put in key form and hashed once, standing in the key as a small number (``_numbers``). The
+        emits are columns too, one per field, when every state emitted the same fields in the same order (the
+        usual case: else each state's emits are one value, numbered field by field)."""
         names = key.names
         columns = _columns(states, names, key.get)
-        columns.append([st.env[EMIT] for st in states])
-        columns.append([st.given for st in states])
-        columns.append([st.loops for st in states])
         hiding = self.rolls_may_hide
         readers = dict(key.rolls) if not hiding else {}
-        emits, loops = len(columns) - 3, len(columns) - 1
         kept = []
         for i, col in enumerate(columns):
-            if len(set(map(id, col))) == 1:
-                continue
-            if i == emits:
-                form = _emits_form(key_form if hiding else None, held_emits)
-            elif i == loops:
-                form = _loops_form()
-            elif hiding:
-                form = key_form
-            elif i in readers:
+            if i in readers:
                 form = _roll_form(readers[i])
             else:
-                form = None
-            canon = _Canon(form)
-            kept.append([canon(v) for v in col])
+                form = key_form if hiding else None
+            numbers = _numbers(col, form)
+            if numbers is not None:
+                kept.append(numbers)
+        emitted = [st.env[EMIT] for st in states]
+        if len(set(map(id, emitted))) > 1:
+            value_form = key_form if hiding else None
+            fields = set(map(tuple, emitted))
+            if len(fields) == 1:
+                for k in fields.pop():
+                    if k not in held_emits:
+                        numbers = _numbers([e[k] for e in emitted], value_form)
+                        if numbers is not None:
+                            kept.append(numbers)
+            else:
+                form = _emits_form(value_form, held_emits)
+                kept.append(_numbers(emitted, form, True))
+        for col, form in (([st.given for st in states], None), ([st.loops for st in states], _loops_form())):
+            numbers = _numbers(col, form)
+            if numbers is not None:
+                kept.append(numbers)
         if not kept:
             return [()] * len(states)
+        if len(kept) == 1:
+            return kept[0]
         return list(zip(*kept))
 
     def _merge(self, states: list, names: Key, node) -> list:
