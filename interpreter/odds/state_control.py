@@ -20,6 +20,9 @@ from .state_runs import _CHARGE_EVERY, _steps_left, _stop
 
 _MISSING = object()
 
+_FRACTIONS = 10_000
+"""Most probabilities an enumeration keeps one object of (StateControl._fraction) before forgetting them."""
+
 
 class _Canon:
     """Small numbers standing for values by their key form, within one merge: each distinct object is put in
@@ -352,7 +355,7 @@ class StateControl(EnumeratorHost):
                 first = members[0]
                 self.lazy_made += 1
                 first.env[acc] = Independent(before if before.__class__ is Independent else None,
-                                             tuple([(item, Fraction(n, total)) for item, n in sums]))
+                                             tuple([(item, self._fraction(n, total)) for item, n in sums]))
                 g = math.gcd(total, common)
                 first.num, first.den = total // g, common // g
                 first.lazy = first.lazy | {acc}
@@ -360,6 +363,19 @@ class StateControl(EnumeratorHost):
                 continue
             out.extend(members)
         return out
+
+    def _fraction(self, n: int, d: int) -> Fraction:
+        """n/d, one object per value within an enumeration: factors made in different states then hold the very
+        same probabilities, so comparing two lists (a merge) finds them alike by identity, not by a Fraction's
+        slow ``==`` (a Fraction does not change: sharing one is safe)."""
+        g = math.gcd(n, d)
+        key = (n // g, d // g)
+        found = self.fractions.get(key)
+        if found is None:
+            if len(self.fractions) >= _FRACTIONS:
+                self.fractions.clear()
+            found = self.fractions[key] = Fraction(*key)
+        return found
 
     def _map(self, node: _Map, states, outcomes, rt, plan) -> list:
         """``list(f(x) for x in xs)``: an independent ``xs`` is mapped factor by factor; else run as written."""

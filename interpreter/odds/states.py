@@ -95,6 +95,7 @@ class StateEnumerator(StateControl, StateRuns):
         self.factor = factor
         self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
+        self.fractions: dict = {}    # (numerator, denominator) -> one Fraction of that value (_fraction)
         self.once: dict = {}     # statements reading only never-assigned arguments, per those values (_reuse)
         self.layouts: dict = {}  # where the holes of shared distributions' records are (passed_on.put_back)
         self.sharing: dict = {}  # whether a call's records may be shared (passed_on.may_share)
