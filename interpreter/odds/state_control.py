@@ -95,26 +95,34 @@ def _columns(states: list, names: tuple, get=None) -> list:
 
 
 def _numbers(col: list, form, apart: bool = False):
-    """The values of a column as small numbers, equal exactly where their key forms (``form``; None: the values
-    themselves) are: each distinct object put in key form and hashed once, however many states hold it. None
-    when every state holds the very same object (the column tells no state apart). ``apart``: the objects are
-    seldom shared (a state's own emits): not looked for by identity first."""
+    """The values of a column as numbers, equal exactly where their key forms (``form``; None: the values
+    themselves) are: each distinct object put in key form and hashed once, however many states hold it, and
+    standing in the key as the id of the first object of its form (the column holds the objects: their ids
+    stay their own meanwhile). None when every state holds the very same object (the column tells no state
+    apart). ``apart``: the objects are seldom shared (a state's own emits): not looked for by identity first,
+    numbered by their forms' order."""
     if apart:
         by_form: dict = {}
         return [by_form.setdefault(form(v), len(by_form)) for v in col]
     ids = list(map(id, col))
-    first = dict(zip(ids, col))     # (the column holds the objects: their ids stay their own meanwhile)
+    first = dict(zip(ids, col))
     if len(first) == 1:
         return None
     by_form = {}
-    number = {}
+    other = {}      # the id of an object whose form an earlier object has -> that object's id
     if form is None:
         for i, v in first.items():
-            number[i] = by_form.setdefault(v, len(by_form))
+            r = by_form.setdefault(v, i)
+            if r != i:
+                other[i] = r
     else:
         for i, v in first.items():
-            number[i] = by_form.setdefault(form(v), len(by_form))
-    return list(map(number.__getitem__, ids))
+            r = by_form.setdefault(form(v), i)
+            if r != i:
+                other[i] = r
+    if not other:       # (distinct objects, distinct forms: the ids themselves)
+        return ids
+    return list(map(other.get, ids, ids))
 
 
 class _Draws(tuple):
