@@ -101,8 +101,30 @@ def opened(states: list, names, limit: int) -> list | None:
     """The states with the values held in ``names`` opened: one state per combination of them (None: no state
     holds one there). A factor's other places stay held, given the opened values (``_open``). One state
     opening into more than ``limit`` states is refused before any is made."""
+    # (most nodes meet no held value where they read: looked for at once, before any state is opened)
+    i = _first_holding(states, [n for n in names if n.__class__ is str],
+                       [n[1] for n in names if n.__class__ is not str])
+    if i < 0:
+        return None
     read = names if isinstance(names, (set, frozenset)) else frozenset(names)
-    return _opening(states, lambda env: [f for f, _ in _factors(env, names).values()], limit, read)
+    rest = _opening(states[i:] if i else states, lambda env: [f for f, _ in _factors(env, names).values()], limit,
+                    read)
+    return rest if rest is None or not i else states[:i] + rest
+
+
+def _first_holding(states: list, plain: list, fields: list) -> int:
+    """The index of the first state holding a held value in one of these variables or emitted fields (-1: none)."""
+    for i, st in enumerate(states):
+        env = st.env
+        for n in plain:
+            if env.get(n).__class__ is Held:
+                return i
+        if fields:
+            emits = env[EMIT]
+            for f in fields:
+                if emits.get(f).__class__ is Held:
+                    return i
+    return -1
 
 
 def _opening(states: list, which, limit: int, read) -> list | None:

@@ -112,15 +112,36 @@ class Independent:
             return k
 
     def __eq__(self, other):
-        return other.__class__ is Independent and other.key() == self.key()
+        # item by item from the last, up to a node both share (lists built on one list share its nodes: the
+        # rest is the same), without making either's whole key
+        if other.__class__ is not Independent or other.length != self.length:
+            return False
+        a: Independent | None = self
+        b: Independent | None = other
+        while a is not b:
+            if a is None or b is None:      # (not with equal lengths: both end together)
+                return False
+            if a.factor is not b.factor and a.factor != b.factor:
+                return False
+            a, b = a.prev, b.prev
+        return True
 
     def __hash__(self):
         try:
             return self._hash
         except AttributeError:
-            # the items only (equal lists have equal items): hashing an exact Fraction is slow
-            self._hash = h = hash(tuple([tuple([item for item, _ in f]) for f in self.factors()]))
-            return h
+            pass
+        # the items only (equal lists have equal items): hashing an exact Fraction is slow. Each node's hash
+        # is made from its list's before it (kept there too), so a list appended to hashes one factor more
+        pending = []
+        node: Independent | None = self
+        while node is not None and getattr(node, "_hash", None) is None:
+            pending.append(node)
+            node = node.prev
+        h = 0 if node is None else node._hash
+        for node in reversed(pending):
+            node._hash = h = hash((h, tuple([item for item, _ in node.factor])))
+        return h
 
     def __repr__(self):
         return "independent[" + ", ".join("{" + ", ".join(f"{i!r}: {p}" for i, p in f) + "}"

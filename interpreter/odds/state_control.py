@@ -20,6 +20,9 @@ from .state_runs import _CHARGE_EVERY, _steps_left, _stop
 
 _MISSING = object()
 
+_FRACTIONS = 10_000
+"""Most probabilities an enumeration keeps one object of (StateControl._fraction) before forgetting them."""
+
 
 class _Canon:
     """Small numbers standing for values by their key form, within one merge: each distinct object is put in
@@ -89,6 +92,37 @@ def _columns(states: list, names: tuple, get=None) -> list:
         if len(names) == 1:
             return [rows]
     return [list(col) for col in zip(*rows)]
+
+
+def _numbers(col: list, form, apart: bool = False):
+    """The values of a column as numbers, equal exactly where their key forms (``form``; None: the values
+    themselves) are: each distinct object put in key form and hashed once, however many states hold it, and
+    standing in the key as the id of the first object of its form (the column holds the objects: their ids
+    stay their own meanwhile). None when every state holds the very same object (the column tells no state
+    apart). ``apart``: the objects are seldom shared (a state's own emits): not looked for by identity first,
+    numbered by their forms' order."""
+    if apart:
+        by_form: dict = {}
+        return [by_form.setdefault(form(v), len(by_form)) for v in col]
+    ids = list(map(id, col))
+    first = dict(zip(ids, col))
+    if len(first) == 1:
+        return None
+    by_form = {}
+    other = {}      # the id of an object whose form an earlier object has -> that object's id
+    if form is None:
+        for i, v in first.items():
+            r = by_form.setdefault(v, i)
+            if r != i:
+                other[i] = r
+    else:
+        for i, v in first.items():
+            r = by_form.setdefault(form(v), i)
+            if r != i:
+                other[i] = r
+    if not other:       # (distinct objects, distinct forms: the ids themselves)
+        return ids
+    return list(map(other.get, ids, ids))
 
 
 class _Draws(tuple):
@@ -329,7 +363,7 @@ class StateControl(EnumeratorHost):
                 first = members[0]
                 self.lazy_made += 1
                 first.env[acc] = Independent(before if before.__class__ is Independent else None,
-                                             tuple([(item, Fraction(n, total)) for item, n in sums]))
+                                             tuple([(item, self._fraction(n, total)) for item, n in sums]))
                 g = math.gcd(total, common)
                 first.num, first.den = total // g, common // g
                 first.lazy = first.lazy | {acc}
@@ -337,6 +371,19 @@ class StateControl(EnumeratorHost):
                 continue
             out.extend(members)
         return out
+
+    def _fraction(self, n: int, d: int) -> Fraction:
+        """n/d, one object per value within an enumeration: factors made in different states then hold the very
+        same probabilities, so comparing two lists (a merge) finds them alike by identity, not by a Fraction's
+        slow ``==`` (a Fraction does not change: sharing one is safe)."""
+        g = math.gcd(n, d)
+        key = (n // g, d // g)
+        found = self.fractions.get(key)
+        if found is None:
+            if len(self.fractions) >= _FRACTIONS:
+                self.fractions.clear()
+            found = self.fractions[key] = Fraction(*key)
+        return found
 
     def _map(self, node: _Map, states, outcomes, rt, plan) -> list:
         """``list(f(x) for x in xs)``: an independent ``xs`` is mapped factor by factor; else run as written."""
@@ -406,33 +453,43 @@ class StateControl(EnumeratorHost):
         A merge keys every live value of every state, and the states mostly share their values by identity
         (each branch copies its parent's locals). So the values are taken column by column: a column whose
         states all hold the very same object tells none apart and is left out, and in the others each distinct
-        object is put in key form and hashed once, standing in the key as a small number (``_Canon``)."""
+        object is put in key form and hashed once, standing in the key as a small number (``_numbers``). The
+        emits are columns too, one per field, when every state emitted the same fields in the same order (the
+        usual case: else each state's emits are one value, numbered field by field)."""
         names = key.names
         columns = _columns(states, names, key.get)
-        columns.append([st.env[EMIT] for st in states])
-        columns.append([st.given for st in states])
-        columns.append([st.loops for st in states])
         hiding = self.rolls_may_hide
         readers = dict(key.rolls) if not hiding else {}
-        emits, loops = len(columns) - 3, len(columns) - 1
         kept = []
         for i, col in enumerate(columns):
-            if len(set(map(id, col))) == 1:
-                continue
-            if i == emits:
-                form = _emits_form(key_form if hiding else None, held_emits)
-            elif i == loops:
-                form = _loops_form()
-            elif hiding:
-                form = key_form
-            elif i in readers:
+            if i in readers:
                 form = _roll_form(readers[i])
             else:
-                form = None
-            canon = _Canon(form)
-            kept.append([canon(v) for v in col])
+                form = key_form if hiding else None
+            numbers = _numbers(col, form)
+            if numbers is not None:
+                kept.append(numbers)
+        emitted = [st.env[EMIT] for st in states]
+        if len(set(map(id, emitted))) > 1:
+            value_form = key_form if hiding else None
+            fields = set(map(tuple, emitted))
+            if len(fields) == 1:
+                for k in fields.pop():
+                    if k not in held_emits:
+                        numbers = _numbers([e[k] for e in emitted], value_form)
+                        if numbers is not None:
+                            kept.append(numbers)
+            else:
+                form = _emits_form(value_form, held_emits)
+                kept.append(_numbers(emitted, form, True))
+        for col, form in (([st.given for st in states], None), ([st.loops for st in states], _loops_form())):
+            numbers = _numbers(col, form)
+            if numbers is not None:
+                kept.append(numbers)
         if not kept:
             return [()] * len(states)
+        if len(kept) == 1:
+            return kept[0]
         return list(zip(*kept))
 
     def _merge(self, states: list, names: Key, node) -> list:

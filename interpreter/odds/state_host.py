@@ -30,6 +30,7 @@ class EnumeratorHost:
     peak: int
     lazy_made: int
     held_made: int
+    fractions: dict
 
     if TYPE_CHECKING:
         # states.py

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from operator import is_, itemgetter
+from operator import is_
 
 from ..analysis.caching import EMIT
 from ..model.values import DEAD, Record, Roll, key_form
@@ -95,6 +95,7 @@ class StateEnumerator(StateControl, StateRuns):
         self.factor = factor
         self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
+        self.fractions: dict = {}    # (numerator, denominator) -> one Fraction of that value (_fraction)
         self.once: dict = {}     # statements reading only never-assigned arguments, per those values (_reuse)
         self.layouts: dict = {}  # where the holes of shared distributions' records are (passed_on.put_back)
         self.sharing: dict = {}  # whether a call's records may be shared (passed_on.may_share)
@@ -268,7 +269,7 @@ class StateEnumerator(StateControl, StateRuns):
             elif cls is Roll:
                 v = v.frozen
             items.append((k, v))
-        items.sort(key=_first)
+        items.sort()     # (names are distinct: only they are compared)
         return tuple(items)
 
     def _may_share(self, procedure, args: dict, spec: dict) -> bool:
@@ -391,8 +392,6 @@ class StateEnumerator(StateControl, StateRuns):
 
 _LIST_FORMS = 100_000
 """Most list key forms an enumeration keeps at once (_hiding_key): past it they are forgotten and made again."""
-
-_first = itemgetter(0)
 
 
 def _likeliest(outcome: tuple) -> float:
