@@ -201,16 +201,9 @@ def after_result(code, n, targets):
         def ptc(u, drm):
             return {(u, "passed"): ONE} if u[2] or u[3] or u[5] else pin_check(u, drm)
         ways, stops = leaders_then(targets, ptc)
-        out = []
-        for done, helping, p in ways:
-            units = []
-            for t in targets:
-                if kind(t) == "leader":
-                    units.append({next(ld for ld in done if ld[0] == t[0]): ONE})
-                else:
-                    units.append(mix((v[0], q) for v, q in ptc(t, helps(t, helping)).items()))
-            out.append((tuple(units), p))
-        return out, stops
+        def squad(t, helping):
+            return mix((v[0], q) for v, q in ptc(t, helps(t, helping)).items())
+        return [(_after_leaders(targets, done, helping, squad), p) for done, helping, p in ways], stops
     if code == "k":
         out, stops = [], {}
         for victim in targets:
@@ -243,18 +236,19 @@ def after_result(code, n, targets):
 def _checks(targets, mc, skip):
     """morale_checks: the leaders first, then each squad with the help of the leaders who passed."""
     ways, stops = leaders_then(targets, lambda u, drm: morale_check(u, mc + drm), skip)
-    out = []
-    for done, helping, p in ways:
-        units = []
-        for t in targets:
-            if kind(t) == "leader":
-                units.append({next(ld for ld in done if ld[0] == t[0]): ONE})
-            elif t[5] or t[0] in skip:
-                units.append({t: ONE})
-            else:
-                units.append(mix((v[0], q) for v, q in morale_check(t, mc + helps(t, helping)).items()))
-        out.append((tuple(units), p))
-    return out, stops
+
+    def squad(t, helping):
+        if t[5] or t[0] in skip:
+            return {t: ONE}
+        return mix((v[0], q) for v, q in morale_check(t, mc + helps(t, helping)).items())
+    return [(_after_leaders(targets, done, helping, squad), p) for done, helping, p in ways], stops
+
+
+def _after_leaders(targets, done, helping, squad):
+    """Each target's distribution once the leaders have checked (``done``, ``helping`` those who help): a leader's
+    own outcome, a squad's from ``squad(t, helping)``."""
+    return tuple({next(ld for ld in done if ld[0] == t[0]): ONE} if kind(t) == "leader" else squad(t, helping)
+                 for t in targets)
 
 
 def leader_loss(u, lost):

@@ -1,8 +1,8 @@
 """Kept segments: a run of the middle's statements that rolls nothing, reused per value of what it reads.
 
 A procedure's untraced middle (analysis/caching.py: from its first roll or decision to its last) often holds
-runs of statements that roll nothing, choose nothing and call only pure procedures: in the ASLSK fire attack,
-everything from the roll to the call that applies the result (the final DR, cowering, column, chart cell). Such
+runs of statements that roll nothing, choose nothing and call only pure procedures: typically everything from a
+roll to the call that applies its result (the modified roll, a table lookup, the cell's fields). Such
 a run's effect (the locals it sets, the emits it makes, a `return` it takes, the steps it uses) depends only on
 the values it reads, so the compiler makes it one closure that keeps that effect, keyed by the values of what it
 reads that are not fixed per prefix state (the roll, mostly) in the store of the prefix entry it runs under,
@@ -129,7 +129,7 @@ class SegmentCompiler(CompilerHost):
         # one name read, where rolls cannot hide inside values (the commonest: the roll just made): read in
         # place, as _key_reader's ``one`` does, without its call
         only = reads[0] if len(reads) == 1 and not self.rolls_may_hide else None
-        # two names so read (a roll and one local, the ASLSK attack's): likewise in place
+        # two names so read (typically a roll and one local): likewise in place
         n1, n2 = reads if len(reads) == 2 and not self.rolls_may_hide else (None, None)
         # (id of the prefix store, key) -> (store, None, signal, locals set, emits made, used, ran_at), or
         # (store, _ROLLS) for values whose run took a branch that rolls
