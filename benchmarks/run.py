@@ -25,7 +25,9 @@ medians of their times and the median of the per-round ratios, then a verdict ag
      chart as an overlay (the rules permit no such hex: the figure
      is whether the work follows the outcomes or the product of the targets); the largest stack also against
      a like-for-like plain-Python enumeration (benchmarks/largest_stack.py: the same rules and chart, the
-     same independence, memoised; checked equal to Umpire's distribution first);
+     same independence, memoised; checked equal to Umpire's distribution first). The same for The Last
+     Hundred Yards: its largest Small Arms stack (13 counters, 2.3) under two SADRM markers, the shipped
+     small_arms_mortar_resolution (13.1, no chart read), against benchmarks/largest_stack_lhy.py;
   6. exact odds of every shipped situation with every die free, as `umpire odds SITUATION --all-dice` asks
      them (the whole result, its budget), in this process, each the best of its rounds: the slowest ones
      listed, the target being each one's time (start-up and loading not counted: `cold` times those).
@@ -641,6 +643,7 @@ def bench_shipped_odds(rounds: int) -> None:
                 verdict(f"odds, shipped fire_attack, {n} targets {what} (seconds)", float("inf") if refused else t,
                         1.0, " s")
     bench_largest_stack(rounds)
+    bench_largest_stack_lhy(rounds)
 
 
 LARGEST_STACK = """ruleset: {root}
@@ -697,6 +700,62 @@ def bench_largest_stack(rounds: int) -> None:
         print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
         verdict(f"odds, shipped largest stack {what} / like-for-like plain Python", ratio, 2.0)
 
+
+
+LARGEST_STACK_LHY = """ruleset: {root}
+procedure: small_arms_mortar_resolution
+inputs:
+  markers:
+    - {{id: SA-1, kind: sadrm, value: 1}}
+    - {{id: SA-2, kind: sadrm, value: -1}}
+  units:
+{units}
+"""
+
+
+def bench_largest_stack_lhy(rounds: int) -> None:
+    """The Last Hundred Yards: the largest stack 2.3 allows that Small Arms Fire reaches (three squads, two MG
+    sections, a Towed Gun, an FP, two leaders, two LATWs, two FTs) under the two SADRM markers of the shipped
+    resolution_hex_under_fire situation, resolved by the shipped small_arms_mortar_resolution (13.1), every
+    die free: the highest marker result decides the unit compared and its result, and the other units'
+    Cohesion Checks depend on it (no chart is read, so no overlay). Timed once as a fresh question, then
+    against the like-for-like plain Python of benchmarks/largest_stack_lhy.py, checked equal first, in
+    interleaved rounds."""
+    import tempfile
+
+    import largest_stack_lhy as hand
+    units = "\n".join(
+        "    - {" + ", ".join([f"id: {i}", f"kind: {kind}", "nationality: german"]
+                          + ([f"cohesion: {c}", f"assault_value: {av}"] if c is not None else [])
+                          + ([f"sav: {sav}"] if sav is not None else [])
+                          + ([f'platoon: "{pl}"'] if pl else [])
+                          + (["disrupted: true"] if dis else []) + (["concealed: true"] if con else [])) + "}"
+        for i, kind, c, av, sav, pl, dis, con in hand.UNITS)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "largest-stack-lhy.yaml"
+        path.write_text(LARGEST_STACK_LHY.format(root=ROOT / "rulesets" / "last-hundred-yards", units=units))
+        s = load_situation(path)
+    n = len(hand.UNITS)
+    by_state = [f'first(list(r.result for r in results if r.unit == "{i}") + ["no effect"])' for i in hand.ORDER]
+    for what, by, plain in (("by count", ['count(r for r in results if r.result != "no effect")'], hand.by_count),
+                            ("by state", by_state, hand.odds)):
+        t0 = clock()
+        report = exact_odds(s, by)
+        t = clock() - t0
+        print(f"   LHY largest stack ({n} units) {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
+              f"{report.states:,} live states at most (first run)")
+        verdict(f"odds, shipped LHY small_arms_mortar_resolution, largest stack {what} (seconds)", t, 1.0, " s")
+        # the like-for-like plain Python (benchmarks/largest_stack_lhy.py: the same rules and independence,
+        # memoised), checked equal first
+        ours = {}
+        for label, p, _ in report.rows:
+            parts = [part.rsplit("=", 1)[1] for part in label.split(", ")]
+            ours[int(parts[0]) if what == "by count" else tuple(parts)] = p
+        theirs = {k: p for k, p in plain().items() if p}
+        assert ours == theirs, f"LHY largest stack {what}: umpire and the plain-Python enumeration disagree"
+        t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
+        print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
+        verdict(f"odds, shipped LHY largest stack {what} / like-for-like plain Python", ratio, 2.0)
 
 def bench_shipped_situations(rounds: int) -> None:
     """Every shipped situation, all dice free, the whole result (``umpire odds --all-dice``): CPU time of the
