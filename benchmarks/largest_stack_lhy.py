@@ -21,12 +21,14 @@ disrupted). No chart is read (the 13.1 procedure reads none), so no overlay is n
 
 The same independence the exact odds use: the highest result decides the unit compared, its result and
 whether the others check; given it, each other unit's Cohesion Check is its own distribution, worked out once
-per unit state and memoised, and the units are combined only at the end.
+per unit state and memoised, and the units are combined only at the end. Weights are whole numbers (faces of
+the dice) divided once per outcome at the end, as Umpire's are.
 
-``odds()`` returns {(result of each unit in ORDER): Fraction} (a unit that took no check and was not compared
-has "no effect"), ``by_count()`` the same grouped by how many units the fire disrupts or costs a casualty
-(each unit's hit chance convolved, as Umpire groups a count); benchmarks/run.py checks each equal to Umpire's
-before timing the two.
+``odds()`` returns {(result of each unit in ORDER): Fraction} (ORDER is the hex's order; its first unit is
+the one compared, as the result's ``results`` list has it; a unit that took no check has "no effect"),
+``by_count()`` the same grouped by how many units the fire disrupts or costs a casualty (each unit's hit
+chance convolved given the highest result, as Umpire groups a count); benchmarks/run.py checks each equal to
+Umpire's before timing the two.
 """
 
 from __future__ import annotations
@@ -36,8 +38,6 @@ from functools import lru_cache
 from itertools import product
 
 D10 = tuple(range(1, 11))       # d10, the printed 0 read as 10
-P10 = Fraction(1, 10)
-ONE = Fraction(1)
 
 MARKERS = (("SA-1", 1), ("SA-2", -1))
 
@@ -97,47 +97,65 @@ LEADER_EFFECT = -1 if combat(TARGET) and TARGET[5] != "" and any(
 
 @lru_cache(maxsize=None)
 def cohesion_check(cohesion, disrupted):
-    """13.3.1, one unit's check: {result: p}."""
+    """13.3.1, one unit's check: {result: faces of the d10}."""
     out: dict = {}
     for d in D10:
         r = ("casualty" if disrupted else "disrupted") if d > cohesion else "no effect"
-        out[r] = out.get(r, 0) + P10
+        out[r] = out.get(r, 0) + 1
     return out
+
+
+NO_CHECK = {"no effect": 10}    # a unit that takes no check: every face of its (unrolled) die alike
 
 
 @lru_cache(maxsize=None)
 def effect(final):
-    """Steps 4-6 for the highest result: each unit's distribution, in ORDER (independent given the result)."""
+    """Steps 4-6 for the highest result: each unit's distribution in faces of a d10, in ORDER (independent
+    given the result)."""
     final += LEADER_EFFECT
     result = "no effect"
     if final > TARGET[2]:
         result = "casualty" if TARGET[6] or final >= 10 else "disrupted"
     if result == "no effect":
-        return tuple({"no effect": ONE} for _ in EXPOSED)
-    return tuple({result: ONE} if u[0] == TARGET[0] else cohesion_check(u[2], u[6]) for u in EXPOSED)
+        return tuple(NO_CHECK for _ in EXPOSED[1:])
+    return tuple({result: 10} if u[0] == TARGET[0] else cohesion_check(u[2], u[6]) for u in EXPOSED)[1:]
 
 
 def highest_results():
-    """Step 1: one d10 per marker, the highest final result ({final: p}); every pair of dice run."""
+    """Step 1: one d10 per marker, the highest final result ({final: ways}); every combination of dice run."""
     out: dict = {}
     for dice in product(D10, repeat=len(MARKERS)):
         final = max(d + m for d, (_, m) in zip(dice, MARKERS))
-        out[final] = out.get(final, 0) + P10 ** len(MARKERS)
+        out[final] = out.get(final, 0) + 1
     return out
 
 
+# Weights are whole numbers (faces of the dice), as Umpire's are; one division per outcome at the end.
+# (The unit compared is EXPOSED[0]: its own entry is the result, certain given the highest result.)
+DENOMINATOR = 10 ** (len(MARKERS) + len(EXPOSED) - 1)
+
+
+def _compared(final):
+    final += LEADER_EFFECT
+    if final <= TARGET[2]:
+        return "no effect"
+    return "casualty" if TARGET[6] or final >= 10 else "disrupted"
+
+
 def odds() -> dict:
+    assert TARGET is EXPOSED[0]
     effect.cache_clear()            # each question from scratch, as Umpire's memo is
     cohesion_check.cache_clear()
     result: dict = {}
-    for final, p in highest_results().items():
+    for final, w in highest_results().items():
+        first = (_compared(final),)
         for combo in product(*[list(d.items()) for d in effect(final)]):
-            q = p
+            q = w
             for _, r in combo:
                 q *= r
-            key = tuple(v for v, _ in combo)
+            key = first + tuple([v for v, _ in combo])
             result[key] = result.get(key, 0) + q
-    return result
+    return {k: Fraction(q, DENOMINATOR) for k, q in result.items()}
 
 
 def by_count() -> dict:
@@ -145,17 +163,17 @@ def by_count() -> dict:
     effect.cache_clear()
     cohesion_check.cache_clear()
     result: dict = {}
-    for final, p in highest_results().items():
-        counts = {0: p}
+    for final, w in highest_results().items():
+        counts = {0 if _compared(final) == "no effect" else 1: w}
         for d in effect(final):
-            hit = sum((q for v, q in d.items() if v != "no effect"), Fraction(0))
+            hit = sum(q for v, q in d.items() if v != "no effect")
             nxt: dict = {}
             for n, q in counts.items():
                 if hit:
                     nxt[n + 1] = nxt.get(n + 1, 0) + q * hit
-                if hit != 1:
-                    nxt[n] = nxt.get(n, 0) + q * (1 - hit)
+                if hit != 10:
+                    nxt[n] = nxt.get(n, 0) + q * (10 - hit)
             counts = nxt
         for n, q in counts.items():
             result[n] = result.get(n, 0) + q
-    return result
+    return {n: Fraction(q, DENOMINATOR) for n, q in result.items()}

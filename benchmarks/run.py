@@ -701,7 +701,6 @@ def bench_largest_stack(rounds: int) -> None:
         verdict(f"odds, shipped largest stack {what} / like-for-like plain Python", ratio, 2.0)
 
 
-
 LARGEST_STACK_LHY = """ruleset: {root}
 procedure: small_arms_mortar_resolution
 inputs:
@@ -736,7 +735,9 @@ def bench_largest_stack_lhy(rounds: int) -> None:
         path.write_text(LARGEST_STACK_LHY.format(root=ROOT / "rulesets" / "last-hundred-yards", units=units))
         s = load_situation(path)
     n = len(hand.UNITS)
-    by_state = [f'first(list(r.result for r in results if r.unit == "{i}") + ["no effect"])' for i in hand.ORDER]
+    # each unit's state: the result's ``results`` lists the unit compared first (1st Sqd, the first in the hex),
+    # then, when it was hit, every other unit in the hex's order; a unit missing took no check ("no effect")
+    by_state = [f"results.{k}.result" for k in range(len(hand.ORDER))]
     for what, by, plain in (("by count", ['count(r for r in results if r.result != "no effect")'], hand.by_count),
                             ("by state", by_state, hand.odds)):
         t0 = clock()
@@ -749,13 +750,24 @@ def bench_largest_stack_lhy(rounds: int) -> None:
         # memoised), checked equal first
         ours = {}
         for label, p, _ in report.rows:
-            parts = [part.rsplit("=", 1)[1] for part in label.split(", ")]
-            ours[int(parts[0]) if what == "by count" else tuple(parts)] = p
+            parts = [part[len(b) + 1:] for b, part in zip(by, label.split(", "))]
+            ours[int(parts[0]) if what == "by count" else
+                 tuple("no effect" if v.startswith("(no ") else v for v in parts)] = p
         theirs = {k: p for k, p in plain().items() if p}
         assert ours == theirs, f"LHY largest stack {what}: umpire and the plain-Python enumeration disagree"
         t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
         print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
         verdict(f"odds, shipped LHY largest stack {what} / like-for-like plain Python", ratio, 2.0)
+    # the same question by unit name, as an expression (no verdict): each outcome row evaluates every expression
+    by_name = [f'first(list(r.result for r in results if r.unit == "{i}") + ["no effect"])' for i in hand.ORDER]
+    t0 = clock()
+    report = exact_odds(s, by_name)
+    t = clock() - t0
+    named = {tuple(part[len(b) + 1:] for b, part in zip(by_name, label.split(", "))): p for label, p, _ in report.rows}
+    assert named == theirs, "LHY largest stack by unit name: umpire and the plain-Python enumeration disagree"
+    print(f"      by state, each unit named in a --by expression: {t * 1000:8.1f} ms, {len(report.rows)} outcomes "
+          "(the expressions evaluated on every outcome)")
+
 
 def bench_shipped_situations(rounds: int) -> None:
     """Every shipped situation, all dice free, the whole result (``umpire odds --all-dice``): CPU time of the
