@@ -1,11 +1,13 @@
 """A like-for-like plain-Python enumeration of the shipped The Last Hundred Yards small arms fire resolution
 on the largest legal stack.
 
-The stack is the largest 2.3 allows in one hex that Small Arms Fire can reach: three squads, two MG sections,
-one Towed Gun, one FP, two leaders, two LATWs and two FTs (2.3; the two vehicles it also allows are immune
-to SADRM markers, 13.1, and add nothing to this attack). A German platoon (3) with its leader, a second
-platoon's leader (4) and the support units, every unit in Good Order, with illustrative counter values (the
-rulebook prints none). The hex holds the two SADRM markers of the shipped situation
+The stack is the largest 2.3 allows in one hex: three squads' worth of infantry, two MG sections, two
+vehicles, one Towed Gun, one FP, two leaders, two LATWs and two FTs. Two sections count as one squad (2.3), so
+the infantry is six sections (a platoon's three squads deployed, 10.3.2): more units for the fire to reach
+than three squads. Eighteen counters, fifteen of them with a Cohesion (an FP has none, 2.2.4; the vehicles
+are immune to SADRM markers, 13.1). A German platoon (3) with its leader, a second platoon's leader (4) and
+the support units, every unit in Good Order, with illustrative counter values (the rulebook prints none).
+The hex holds the two SADRM markers of the shipped situation
 rulesets/last-hundred-yards/situations/resolution_hex_under_fire.yaml (+1 and -1, the values as placed:
 the Target Density DRM such a hex earns, 11.3.3k, is not printed), every die free.
 
@@ -43,15 +45,19 @@ MARKERS = (("SA-1", 1), ("SA-2", -1))
 
 # kind -> (combat, has_cohesion) from the unit_types catalogue (2.1, 2.2)
 KINDS = {
-    "squad": (True, True), "mg_section": (True, True), "towed_gun": (True, True), "fp": (True, False),
-    "leader": (False, True), "latw": (False, True), "ft": (False, True),
+    "section": (True, True), "mg_section": (True, True), "towed_gun": (True, True), "fp": (True, False),
+    "leader": (False, True), "latw": (False, True), "ft": (False, True), "afv": (True, False),
+    "halftrack": (True, False),
 }
 
 # (id, kind, cohesion, assault value, sav, platoon, disrupted, concealed), in the hex's order
 UNITS = (
-    ("1st Sqd", "squad", 7, 3, 1, "3", False, False),
-    ("2nd Sqd", "squad", 7, 3, 1, "3", False, False),
-    ("3rd Sqd", "squad", 7, 3, 1, "3", False, False),
+    ("Sec 1a", "section", 7, 1, 1, "3", False, False),
+    ("Sec 1b", "section", 7, 1, 1, "3", False, False),
+    ("Sec 2a", "section", 7, 1, 1, "3", False, False),
+    ("Sec 2b", "section", 7, 1, 1, "3", False, False),
+    ("Sec 3a", "section", 7, 1, 1, "3", False, False),
+    ("Sec 3b", "section", 7, 1, 1, "3", False, False),
     ("MG 1", "mg_section", 6, 1, 2, "", False, False),
     ("MG 2", "mg_section", 6, 1, 2, "", False, False),
     ("PaK", "towed_gun", 5, 0, 0, "", False, False),
@@ -62,6 +68,8 @@ UNITS = (
     ("Schreck 2", "latw", 6, 0, None, "", False, False),
     ("FT 1", "ft", 6, 0, None, "", False, False),
     ("FT 2", "ft", 6, 0, None, "", False, False),
+    ("StuG", "afv", None, 0, None, "", False, False),
+    ("SPW", "halftrack", None, 0, None, "", False, False),
 )
 
 
@@ -69,7 +77,7 @@ def combat(u):
     return KINDS[u[1]][0]
 
 
-# the units the fire reaches: non-vehicular, with a Cohesion (an FP has none, 2.2.4)
+# the units the fire reaches: non-vehicular, with a Cohesion (an FP and the vehicles have none)
 EXPOSED = tuple(u for u in UNITS if KINDS[u[1]][1] and u[2] is not None)
 ORDER = tuple(u[0] for u in EXPOSED)
 
