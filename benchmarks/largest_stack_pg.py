@@ -1,8 +1,12 @@
 """A like-for-like plain-Python enumeration of the shipped Panzer Grenadier Direct Fire on the largest stack.
 
 The stack: three Soviet rifle platoons (INF, morale 7, 6 on the reduced side, two steps) with a major, a
-captain and a lieutenant in a clear hex: 4.1 allows three combat units, three transports and any number
-of leaders in a hex (the leaders here are the battalion's and its companies'). The attacker is the SS HMG
+captain and a lieutenant in a clear hex. 4.1 allows three combat units, PLUS three transports (each
+possibly loaded with a combat unit), PLUS any number of leaders in a hex: the combat units are at the
+limit, and the leaders are the battalion's and its companies'. The three transports are left out: with three
+trucks carrying three more INF, the shipped procedures need 61,642 live states and 55 s of CPU (refused at
+the default budget), as each cargo's fate is read from its carrier's check (5.65) and a forced unloading
+disrupts the whole hex (5.66, 4.1). The attacker is the SS HMG
 of the 7.52 example (rulesets/panzer-grenadier/situations/ex16_hmg_one_roll_three_columns.yaml: DF 11 at
 two hexes, the 11 column, +1 column for three combat units in the hex, 4.4: the 16 column), every die
 free, with the BENCHMARK FIXTURE Direct Fire Table (benchmarks/fixtures/pg-dft-fixture.yaml; the book
