@@ -27,7 +27,9 @@ medians of their times and the median of the per-round ratios, then a verdict ag
      a like-for-like plain-Python enumeration (benchmarks/largest_stack.py: the same rules and chart, the
      same independence, memoised; checked equal to Umpire's distribution first). The same for The Last
      Hundred Yards: its largest legal stack (18 counters, 2.3) under two SADRM markers, the shipped
-     small_arms_mortar_resolution (13.1, no chart read), against benchmarks/largest_stack_lhy.py;
+     small_arms_mortar_resolution (13.1, no chart read), against benchmarks/largest_stack_lhy.py; then
+     Panzer Grenadier's shipped direct_fire on its largest stack (three INF and three leaders) with a BENCHMARK FIXTURE Direct
+     Fire Table, against benchmarks/largest_stack_pg.py the same way;
   6. exact odds of every shipped situation with every die free, as `umpire odds SITUATION --all-dice` asks
      them (the whole result, its budget), in this process, each the best of its rounds: the slowest ones
      listed, the target being each one's time (start-up and loading not counted: `cold` times those).
@@ -644,6 +646,7 @@ def bench_shipped_odds(rounds: int) -> None:
                         1.0, " s")
     bench_largest_stack(rounds)
     bench_largest_stack_lhy(rounds)
+    bench_largest_stack_pg(rounds)
 
 
 LARGEST_STACK = """ruleset: {root}
@@ -758,6 +761,70 @@ def bench_largest_stack_lhy(rounds: int) -> None:
         t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
         print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
         verdict(f"odds, shipped LHY largest stack {what} / like-for-like plain Python", ratio, 2.0)
+
+
+PG_FIXTURE = ROOT / "benchmarks" / "fixtures" / "pg-dft-fixture.yaml"
+
+LARGEST_STACK_PG = """ruleset: {root}
+procedure: direct_fire
+inputs:
+  firers_in_assault_hex: false
+  hex: {{terrain: clear, elevation: 0, friendly_units: false}}
+  firers:
+    - {{id: SS-HMG, activated: true, kind: hmg, hex_terrain: clear, nationality: waffen_ss, df: 11, df_range: 5,
+       range_to_target: 2, los: true, fire_line: [], elevation: 0}}
+  targets:
+    - {{id: INF1, kind: infantry, nationality: soviet, morale: 7, reduced_morale: 6, steps: 2}}
+    - {{id: INF2, kind: infantry, nationality: soviet, morale: 7, reduced_morale: 6, steps: 2}}
+    - {{id: INF3, kind: infantry, nationality: soviet, morale: 7, reduced_morale: 6, steps: 2}}
+    - {{id: MAJ, kind: leader, nationality: soviet, rank: MAJ, morale: 9, morale_modifier: 2, combat_modifier: 1}}
+    - {{id: CPT, kind: leader, nationality: soviet, rank: CPT, morale: 8, morale_modifier: 1, combat_modifier: 1}}
+    - {{id: LT, kind: leader, nationality: soviet, rank: LT, morale: 8, morale_modifier: 1, combat_modifier: 1}}
+  side:
+    leaders: [{{id: COL, kind: leader, nationality: soviet, rank: COL, morale: 8, morale_modifier: 1}}]
+"""
+
+
+def bench_largest_stack_pg(rounds: int) -> None:
+    """Panzer Grenadier: the shipped direct_fire (rulesets/panzer-grenadier) of the 7.52 example's SS HMG on the
+    largest stack of benchmarks/largest_stack_pg.py (three INF, a major, a captain and a lieutenant in a clear
+    hex), every die free, with the BENCHMARK FIXTURE Direct Fire Table (benchmarks/fixtures/pg-dft-fixture.yaml:
+    made-up cells; the book prints no fire chart). The leaders' checks depend on one another (by seniority),
+    the platoons' on the leaders' outcomes, the leaders' casualty checks on the step losses. Timed once as a
+    fresh question, then against the like-for-like plain Python of benchmarks/largest_stack_pg.py, checked
+    equal first, in interleaved rounds."""
+    import tempfile
+    print("\n   Panzer Grenadier direct_fire (BENCHMARK FIXTURE Direct Fire Table overlay), every die free")
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "largest-stack-pg.yaml"
+        path.write_text(LARGEST_STACK_PG.format(root=ROOT / "rulesets" / "panzer-grenadier"))
+        s = load_situation(path, (str(PG_FIXTURE),))
+    import largest_stack_pg as hand
+
+    count = 'count(o for o in outcomes if o.status == "eliminated" or o.state == "demoralized")'
+    for what, by, plain in (("by count", [count], hand.by_count),
+                            ("by state", [f"outcomes.{i}.{f}" for i in hand.ORDER for f in ("status", "state")],
+                             hand.odds)):
+        t0 = clock()
+        report = exact_odds(s, by)
+        t = clock() - t0
+        print(f"   largest stack (3 INF, 3 leaders) {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
+              f"{report.states:,} live states at most (first run)")
+        verdict(f"odds, shipped PG direct_fire, largest stack {what} (seconds)", t, 1.0, " s")
+        # the like-for-like plain Python (benchmarks/largest_stack_pg.py), checked equal first
+        # (by state: each unit's status and state read as the plain Python's label, e.g. "disrupted reduced")
+        ours: dict = {}
+        for label, p, _ in report.rows:
+            values = [part.rsplit("=", 1)[1] for part in label.split(", ")]
+            key = label if label.startswith("error: ") else int(values[0]) if what == "by count" else tuple(
+                "eliminated" if status == "eliminated" else state + (" reduced" if status == "reduced" else "")
+                for status, state in zip(values[::2], values[1::2]))
+            ours[key] = ours.get(key, 0) + p
+        theirs = {k: p for k, p in plain().items() if p}
+        assert ours == theirs, f"PG largest stack {what}: umpire and the plain-Python enumeration disagree"
+        t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
+        print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
+        verdict(f"odds, shipped PG largest stack {what} / like-for-like plain Python", ratio, 2.0)
 
 
 def bench_shipped_situations(rounds: int) -> None:

@@ -178,8 +178,16 @@ class StateEnumerator(StateControl, StateRuns):
 
         def call(procedure, args, pos):
             dice = rt.dice
-            if procedure.deterministic or dice.given_used < len(dice.given) or list_choices:
+            if procedure.deterministic:
                 return rt.invoke(procedure, args)
+            if dice.given_used < len(dice.given) or list_choices:
+                # run as in a single run: what it calls is read at once, never handed back factored
+                # (the node that made this call may take factored lists; this run cannot)
+                lazy_ok, dice.lazy_ok = dice.lazy_ok, False
+                try:
+                    return rt.invoke(procedure, args)
+                finally:
+                    dice.lazy_ok = lazy_ok
             key = (procedure.name, self._key(args))
             entry = memo.get(key)
             if entry is None:
