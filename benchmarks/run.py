@@ -29,7 +29,9 @@ medians of their times and the median of the per-round ratios, then a verdict ag
      Hundred Yards: its largest legal stack (18 counters, 2.3) under two SADRM markers, the shipped
      small_arms_mortar_resolution (13.1, no chart read), against benchmarks/largest_stack_lhy.py; then
      Panzer Grenadier's shipped direct_fire on its largest stack (three INF and three leaders) with a BENCHMARK FIXTURE Direct
-     Fire Table, against benchmarks/largest_stack_pg.py the same way;
+     Fire Table, against benchmarks/largest_stack_pg.py the same way; likewise Valor & Victory's
+     shipped ap_fire on its largest legal stack (6.9: four infantry units) under a full firers' hex, with its
+     valor checks and sniper, against benchmarks/largest_stack_vv.py (BENCHMARK FIXTURE AP Combat Table);
   6. exact odds of every shipped situation with every die free, as `umpire odds SITUATION --all-dice` asks
      them (the whole result, its budget), in this process, each the best of its rounds: the slowest ones
      listed, the target being each one's time (start-up and loading not counted: `cold` times those).
@@ -647,6 +649,7 @@ def bench_shipped_odds(rounds: int) -> None:
     bench_largest_stack(rounds)
     bench_largest_stack_lhy(rounds)
     bench_largest_stack_pg(rounds)
+    bench_largest_stack_vv(rounds)
 
 
 LARGEST_STACK = """ruleset: {root}
@@ -825,6 +828,101 @@ def bench_largest_stack_pg(rounds: int) -> None:
         t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
         print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
         verdict(f"odds, shipped PG largest stack {what} / like-for-like plain Python", ratio, 2.0)
+
+
+LARGEST_STACK_VV = """ruleset: {root}
+procedure: ap_fire
+inputs:
+  phase: fire
+  firers:
+    - {{id: G-1, kind: squad, apfp: 4, cr: 5}}
+    - {{id: G-2, kind: squad, apfp: 4, cr: 5, sw: LMG}}
+    - {{id: G-3, kind: squad, apfp: 4, cr: 5}}
+    - {{id: Hermes, counter: Hermes}}
+  firer_hex: {{id: A1, level: 0, terrain: open_ground, infantry_fired_at: []}}
+  line:
+    - {{feature: hedge, firer_adjacent: true, along: false}}
+  range: 2
+  target:
+    id: B3
+    level: 0
+    terrain: building
+    units:
+      - {{id: US-A, counter: 4-6-4 Rifle squad}}
+      - {{id: US-B, counter: 4-6-4 Rifle squad, sw: LMG}}
+      - {{id: US-C, counter: 4-6-4 Rifle squad}}
+      - {{id: Coleman, counter: Coleman}}
+  sniper:
+    hex: {{id: S, terrain: woods}}
+    range: 4
+    line: []
+"""
+AP_FIXTURE = ROOT / "benchmarks" / "fixtures" / "ap-combat-fixture.yaml"
+
+
+def bench_largest_stack_vv(rounds: int) -> None:
+    """Valor & Victory: the largest legal stack (6.9: four infantry units; three 4-6-4 Rifle squads and
+    Coleman in a building) under the AP Combat example's German stack 1 filled to four units (APFP 16), every
+    die free, with the BENCHMARK FIXTURE AP Combat Table: the defender's Casualty Points (default policy),
+    then the valor checks of every firer on a natural 2 and the sniper's attack and elimination check on a
+    natural 12. By each unit's state it asks the result's own fields (the target hex's eliminated, reduced and
+    pinned lists; each valor check; the sniper's casualties and fate), read here as each unit's state. Timed
+    once as a fresh question, then against the like-for-like plain Python of benchmarks/largest_stack_vv.py,
+    checked equal first, in interleaved rounds."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "largest-stack-vv.yaml"
+        path.write_text(LARGEST_STACK_VV.format(root=ROOT / "rulesets" / "valor-and-victory"))
+        s = load_situation(path, (str(AP_FIXTURE),))
+    import largest_stack_vv as hand
+    n_firers = len(hand.FIRERS)
+    sniper = ["triggered.sniper.eliminated", "triggered.sniper.reduced", "triggered.sniper.pinned"]
+    by_state = (["eliminated", "reduced", "pinned"] + [f"triggered.valor_checks.{i}.valorous" for i in range(n_firers)]
+                + sniper + ["triggered.sniper.sniper_eliminated"])
+
+    def parts(label):
+        """A by-state label's values, one per --by ("(no ...)" for a field the outcome lacks: None)."""
+        out, rest = [], label
+        for i, text in enumerate(by_state):
+            rest = rest[len(text) + 1:]
+            end = rest.index(f", {by_state[i + 1]}=") if i + 1 < len(by_state) else len(rest)
+            value, rest = rest[:end], rest[end + 2:]
+            out.append(None if value.startswith("(no ") else value)
+        return out
+
+    def ids(shown):
+        return [] if shown in (None, "[]") else shown[1:-1].split(", ")
+
+    def states(label):
+        """Each unit's state, as largest_stack_vv.odds() names it, from a by-state label."""
+        v = parts(label)
+        out = [hand.hit_state(t, (ids(v[0]), ids(v[1]), ids(v[2]), None)) for t, _ in hand.TARGETS]
+        hit = [ids(x) for x in v[3 + n_firers:6 + n_firers]]
+        for i, (f, _, _) in enumerate(hand.FIRERS):
+            out.append("valorous" if v[3 + i] == "true" else hand.hit_state(f, (*hit, None)))
+        fate = v[-1]
+        out.append("not activated" if fate is None else "eliminated" if fate == "true" else "on board")
+        return tuple(out)
+    for what, by, plain in (("by count", ["len(pinned) + len(eliminated) if cp > 0 else 0"], hand.by_count),
+                            ("by state", by_state, hand.odds)):
+        t0 = clock()
+        report = exact_odds(s, by)
+        t = clock() - t0
+        print(f"   V&V largest stack (4 infantry units) {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
+              f"{report.states:,} live states at most (first run)")
+        verdict(f"odds, shipped V&V ap_fire, largest stack {what} (seconds)", t, 1.0, " s")
+        # the like-for-like plain Python (benchmarks/largest_stack_vv.py: the same rules, chart and independence,
+        # memoised), checked equal first
+        ours: dict = {}
+        for label, p, _ in report.rows:
+            key = label if label.startswith("error: ") else \
+                int(label.rsplit("=", 1)[1]) if what == "by count" else states(label)
+            ours[key] = ours.get(key, 0) + p
+        theirs = {k: p for k, p in plain().items() if p}
+        assert ours == theirs, f"V&V largest stack {what}: umpire and the plain-Python enumeration disagree"
+        t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
+        print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
+        verdict(f"odds, shipped V&V largest stack {what} / like-for-like plain Python", ratio, 2.0)
 
 
 def bench_shipped_situations(rounds: int) -> None:
