@@ -139,6 +139,22 @@ def test_merging_unneeded_fields_never_changes_the_odds(path):
         assert shares(exact_odds(s, by, budget=500_000)) == unmerged, f
 
 
+def test_an_expression_over_a_list_result_reads_the_whole_result(tmp_path):
+    """`value` names a result that is not a record: grouping by it must not merge its items away."""
+    root = write_ruleset(tmp_path, {
+        "procedures/checks.ump": "procedure checks(stack: list[unit]):\n    let out = []\n"
+                                 "    for each u in stack:\n        set out = out + [call morale_check(unit: u)]\n"
+                                 "    return out\n",
+        "situations/two.yaml": "ruleset: ..\nprocedure: checks\n"
+                               "inputs: {stack: [{id: X, counter: rifle}, {id: Y, counter: rifle}]}\n"})
+    s = situation(root / "situations/two.yaml")
+    by = ['count(c for c in value if c.state == "broken")']
+    got = shares(exact_odds(s, by))
+    broken, holds = Fraction(15, 36), Fraction(21, 36)     # 2d6 above morale 7, each unit on its own
+    assert got == {f"{by[0]}=0": holds * holds, f"{by[0]}=1": 2 * broken * holds, f"{by[0]}=2": broken * broken}
+    assert got == shares(exact_odds(s, by, merge_unneeded=False))
+
+
 def test_unordered_dice_only_when_the_procedure_cannot_tell_them_apart(tmp_path):
     root = write_ruleset(tmp_path, {"procedures/extra.ump":
                                     "procedure colored_low():\n    roll dr = DR\n    return dr.colored <= 2\n\n"

@@ -88,6 +88,7 @@ class By:
         self.fn = self.expr = None
         self.top: str | None = None     # a field of the result itself ('result'): read directly
         self.path: str | None
+        self.fields: frozenset | None     # the result fields it reads (None: the whole result)
         self.shown: dict = {}   # its text values -> their labels (a simulation meets the same few each run)
         if _PATH.fullmatch(text):
             self.path = text
@@ -123,8 +124,9 @@ class By:
             raise InputError(f"--by '{text}': unknown name {err}") from None
         self.expr = e
         self.ruleset = ruleset
-        self.fields = frozenset(names) | {"result", "value"} if "result" in names or "value" in names \
-            else frozenset(names)
+        # 'result' and 'value' may name the whole result (a list, a number, a record without such a
+        # field: see ``value``), so an expression reading either demands all of it
+        self.fields = None if "result" in names or "value" in names else frozenset(names)
 
     def value(self, result):
         if self.path is not None:
@@ -169,6 +171,8 @@ def demanded_fields(by: list[By]):
         return None
     out: frozenset = frozenset()
     for b in by:
+        if b.fields is None:
+            return None
         out |= b.fields
     return out
 
