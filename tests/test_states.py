@@ -45,12 +45,18 @@ REFERENCE_PATHS = 5_000
 STATE_BUDGET = 200_000
 
 def _reference(s):
-    """Every outcome's exact weight, each path run on its own (None when over REFERENCE_PATHS paths)."""
+    """Every outcome's exact weight, each path run on its own (None when over REFERENCE_PATHS paths).
+
+    Run with the cyclic collector paused, as exact_odds runs (runtime.memory.gc_paused): the enumeration's
+    objects are freed by reference counting all the same, and the collector would only walk them again and
+    again (an eighth of the references' time); what a stopped reference leaves is collected once it is back on."""
     from interpreter.odds.paths import Enumerator
-    try:
-        return Enumerator(s.ruleset, s.choices, REFERENCE_PATHS).distribution(s.procedure, s.args, s.dice)
-    except LimitError:
-        return None
+    from interpreter.runtime.memory import gc_paused
+    with gc_paused():
+        try:
+            return Enumerator(s.ruleset, s.choices, REFERENCE_PATHS).distribution(s.procedure, s.args, s.dice)
+        except LimitError:
+            return None
 
 
 def _grouped(dist, s, by):
@@ -61,15 +67,43 @@ def _grouped(dist, s, by):
 def _same_every_way(s, by, variants=True, what="", reference=None) -> bool:
     """States (by default, and with factoring, sharing or demand merging off) against the path reference;
     False (and listed) when the reference would be too long to run."""
+    done = _MADE.get(_comparison_key(s, by, variants)) if reference is None else None
+    if done is not None and done[0] is s.ruleset:
+        made = done[1]          # this very comparison, made by another case (or found too long) already
+    else:
+        made = _compare(s, by, variants, reference)
+        if reference is None:
+            _MADE[_comparison_key(s, by, variants)] = (s.ruleset, made)
+    if not made:
+        PARITY_SKIPPED.append(f"{what} by {', '.join(by) or 'the whole result'}: more than {REFERENCE_PATHS:,} paths")
+    return made
+
+
+def _compare(s, by, variants, reference) -> bool:
     dist = reference if reference is not None else _reference(s)
     if dist is None:
-        PARITY_SKIPPED.append(f"{what} by {', '.join(by) or 'the whole result'}: more than {REFERENCE_PATHS:,} paths")
         return False
     expected = _grouped(dist, s, by)
     options = [{}] + ([{"factor": False}, {"share": False}, {"merge_unneeded": False}] if variants else [])
     for o in options:
         assert shares(exact_odds(s, by, budget=STATE_BUDGET, quick_paths=0, **o)) == expected, (by, o)
     return True
+
+
+_MADE: dict = {}
+"""Comparisons made (True) or found too long to make (False) in this process, by what they compare: cases that
+differ only in what the comparison does not see (a title, an expectation, dice dropped for the free-dice
+comparison) make the same comparison, which is made once (it is the same exact_odds and reference on the same
+question: a failing one fails again in each, as it is not kept). The ruleset is kept beside the answer, so the
+key's id() of it stays that ruleset's."""
+
+
+def _comparison_key(s, by, variants):
+    """What a comparison depends on: the ruleset and procedure (the objects), the arguments (by the enumerators'
+    own memo key), the choices, the given dice, the grouping and the variants compared."""
+    from interpreter.odds.paths import outcome_key
+    return (id(s.ruleset), id(s.procedure), outcome_key(s.args), repr(sorted(s.choices.items())), repr(list(s.dice)),
+            tuple(by), variants)
 
 
 @pytest.mark.parametrize("path", _situations())
