@@ -316,8 +316,8 @@ class StateEnumerator(StateControl, StateRuns):
             if node is fused:       # already run with the branch point before it
                 continue
             if holdable and self.held_made:     # held variables this node (or the leaf run with it) reads: opened
-                reads = node.reads if then is None else node.reads | then.reads
-                found = opened(states, reads & holdable, self.budget)
+                reads = (node.reads if then is None else node.reads | then.reads) & holdable
+                found = opened(states, reads, self.budget) if reads else None
                 if found is not None:
                     states, apart = found, None
                     self._count(len(states), node)
