@@ -286,7 +286,7 @@ def test_an_error_in_a_simulation_process_is_reported_like_one_in_a_single_proce
     assert code1 == code2 != 0 and err1 == err2 and "deep" in err2 and "Traceback" not in err2
 
 
-@pytest.mark.parametrize("where", ["mini", "benchmark"])
+@pytest.mark.parametrize("where", ["mini", "benchmark", "shipped"])
 @pytest.mark.parametrize("how", [{"by": False}, {"by": True}, {"by": False, "quick_paths": 0},
                                  {"by": True, "merge_states": False, "merge_unneeded": False}],
                          ids=["paths", "states", "states-whole", "paths-only"])
@@ -297,6 +297,12 @@ def test_exact_odds_leave_nothing_for_the_garbage_collector(where, how):
     from interpreter.odds.exact import result_fields
     if where == "mini":
         s = situation(FIXTURE / "situations/attack.yaml")
+    elif where == "shipped":       # a ruleset whose rolls may sit inside records and lists (the memo keys them so)
+        s = load_situation(ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml",
+                           (str(ROOT / "benchmarks/fixtures/ift-fixture.yaml"),))
+        s.dice, s.dice_positions = [], []
+        s.args = dict(s.args, targets=s.args["targets"][:1])
+        assert s.ruleset.rolls_may_hide
     else:
         bench = ROOT / "benchmarks/fixtures"
         s = load_situation(bench / "ift-attack.yaml", (str(bench / "ift-fixture.yaml"),))

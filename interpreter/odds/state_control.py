@@ -261,8 +261,17 @@ class StateControl(EnumeratorHost):
                 break
             active = self._block(node.body, round_, outcomes, rt, plan)
             if acc is not None and active:
-                active = self._factor(active, acc, node.acc_key, parents)
-            if len(active) > 1:
+                # the round's keys but for the list it builds, made once: for factoring, then (with that
+                # list's column) for the merge (the loop's key holds nothing: a plain merge)
+                active, keys = self._factor(active, acc, node.acc_key, parents)
+                if len(active) > 1 and not node.head_key.held and not node.head_key.hold_emits:
+                    acc_numbers = self._column(active, node.head_key, acc)
+                    if acc_numbers is not None:
+                        keys = list(zip(keys, acc_numbers))
+                    active = self._merge(active, node.head_key, node, keys)
+                elif len(active) > 1:
+                    active = self._merge(active, node.head_key, node)
+            elif len(active) > 1:
                 active = self._merge(active, node.head_key, node)
         if acc is not None:
             for st in finished:     # nothing random went in: a plain list again
@@ -322,20 +331,28 @@ class StateControl(EnumeratorHost):
             lists_in(v, found)
         return all(id(n.cell) not in cells for lst in found.values() for n in lst.nodes())
 
-    def _factor(self, states: list, acc: str, names: Key, parents: list) -> list:
+    def _factor(self, states: list, acc: str, names: Key, parents: list) -> tuple:
         """The states of one round that came from the same state and differ only in the item the round
-        appended to ``acc``: one state, whose list gains a factor (that item's distribution)."""
+        appended to ``acc``: one state, whose list gains a factor (that item's distribution). With the states,
+        their keys at ``names`` (``_state_keys``; comparable among these states only)."""
         groups: dict = {}
         out = []
+        out_keys = []
         for st, key in zip(states, self._state_keys(states, names)):
             origin = st.origin[-1]
             if origin < 0:
                 out.append(st)
+                out_keys.append(key)
                 continue
-            groups.setdefault((origin, key), []).append(st)
-        for (origin, _), members in groups.items():
+            found = groups.get((origin, key))
+            if found is None:
+                groups[(origin, key)] = [st]
+            else:
+                found.append(st)
+        for (origin, key), members in groups.items():
             if len(members) == 1:
                 out.extend(members)
+                out_keys.append(key)
                 continue
             before = parents[origin]
             items = []
@@ -368,9 +385,11 @@ class StateControl(EnumeratorHost):
                 first.num, first.den = total // g, common // g
                 first.lazy = first.lazy | {acc}
                 out.append(first)
+                out_keys.append(key)
                 continue
             out.extend(members)
-        return out
+            out_keys.extend([key] * len(members))
+        return out, out_keys
 
     def _fraction(self, n: int, d: int) -> Fraction:
         """n/d, one object per value within an enumeration: factors made in different states then hold the very
@@ -492,9 +511,22 @@ class StateControl(EnumeratorHost):
             return kept[0]
         return list(zip(*kept))
 
-    def _merge(self, states: list, names: Key, node) -> list:
-        """States that agree on every live value (and loop position, given dice, wanted emits) become one."""
-        if names.held and (not self.hold or any(st.lazy and not st.lazy.isdisjoint(names.held) for st in states)):
+    def _column(self, states: list, key: Key, name: str) -> list | None:
+        """One live variable's column of ``_state_keys`` at ``key``: its values as numbers (None: every state holds
+        the very same object)."""
+        col = [st.env.get(name, _MISSING) for st in states]
+        i = key.names.index(name)
+        readers = dict(key.rolls) if not self.rolls_may_hide else {}
+        if i in readers:
+            return _numbers(col, _roll_form(readers[i]))
+        return _numbers(col, key_form if self.rolls_may_hide else None)
+
+    def _merge(self, states: list, names: Key, node, keys: list | None = None) -> list:
+        """States that agree on every live value (and loop position, given dice, wanted emits) become one.
+        ``keys``: their keys at ``names`` (``_state_keys``), when the caller has them (``names`` holds nothing)."""
+        if keys is not None:
+            pass
+        elif names.held and (not self.hold or any(st.lazy and not st.lazy.isdisjoint(names.held) for st in states)):
             # (an independent list is never held: expanding a list it shares items with must reach it)
             names = names.full
         elif names.held or (names.hold_emits and self.hold):
@@ -506,7 +538,7 @@ class StateControl(EnumeratorHost):
             if held:
                 return self._hold(states, names, held, node)
         merged: dict = {}
-        for st, key in zip(states, self._state_keys(states, names)):
+        for st, key in zip(states, keys if keys is not None else self._state_keys(states, names)):
             other = merged.setdefault(key, st)
             if other is not st:
                 if other.den == st.den:

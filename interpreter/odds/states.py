@@ -77,15 +77,10 @@ class StateEnumerator(StateControl, StateRuns):
             Replay,
             Stop,
             has_list_choices,
-            outcome_key,
         )
-        self._PathDice, self._key, self._Replay, self._Stop = PathDice, outcome_key, Replay, Stop
+        self._PathDice, self._Replay, self._Stop = PathDice, Replay, Stop
         self.list_choices = has_list_choices(choices)
-        if not getattr(ruleset, "rolls_may_hide", True):
-            self._key = _args_key       # rolls sit only in variables: an argument is one, or holds none
-        else:
-            self._key = self._hiding_key
-            self.list_forms: dict = {}  # a list argument's key form, by identity (_hiding_key)
+        self.list_forms: dict = {}  # a list argument's key form, by identity (_hiding_key)
         self.work, self.work_limit, self.run_cost = 0, work or DEFAULT_WORK, RUN_COST
         self.ruleset = ruleset
         self.choices = choices
@@ -95,6 +90,7 @@ class StateEnumerator(StateControl, StateRuns):
         self.factor = factor
         self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
+        self.memo_by_id: dict = {}     # (procedure, argument names, argument ids) -> (values, memo key, entry)
         self.fractions: dict = {}    # (numerator, denominator) -> one Fraction of that value (_fraction)
         self.once: dict = {}     # statements reading only never-assigned arguments, per those values (_reuse)
         self.layouts: dict = {}  # where the holes of shared distributions' records are (passed_on.put_back)
@@ -173,7 +169,7 @@ class StateEnumerator(StateControl, StateRuns):
                 found[0], found[1] = n // g, d // g
 
     def _hook(self, rt: Runtime):
-        memo = self.memo
+        memo, by_id = self.memo, self.memo_by_id
         Replay, Stop, list_choices = self._Replay, self._Stop, self.list_choices
 
         def call(procedure, args, pos):
@@ -188,12 +184,25 @@ class StateEnumerator(StateControl, StateRuns):
                     return rt.invoke(procedure, args)
                 finally:
                     dice.lazy_ok = lazy_ok
-            key = (procedure.name, self._key(args))
-            entry = memo.get(key)
-            if entry is None:
-                entry = memo[key] = self._entry(procedure, args, rt.depth + 1)
-            else:
+            # by identity first: the calls of one enumeration pass the very same values again and again (the
+            # states share their locals), so the memo key (each value in key form, sorted, hashed) is made once
+            # per distinct objects. The entry keeps the values, so their ids stay their own meanwhile.
+            values = tuple(args.values())
+            ident = (procedure.name, tuple(args), *map(id, values))
+            found = by_id.get(ident)
+            if found is not None:
+                key, entry = found[1], found[2]
                 self.memo_hits += 1
+            else:
+                key = (procedure.name, self._call_key(args))
+                entry = memo.get(key)
+                if entry is None:
+                    entry = memo[key] = self._entry(procedure, args, rt.depth + 1)
+                else:
+                    self.memo_hits += 1
+                if len(by_id) >= _LIST_FORMS:
+                    by_id.clear()
+                by_id[ident] = (values, key, entry)     # (its expanded form, if made later, is read from memo)
             dist, lazy, plain = entry
             if lazy:
                 if dice.lazy_ok:
@@ -225,7 +234,7 @@ class StateEnumerator(StateControl, StateRuns):
             if found is not None:
                 shared_args, values = found
                 # (records alike but for their fields' order share no distribution: a result keeps the order)
-                key = (procedure.name, self._key(shared_args),
+                key = (procedure.name, self._call_key(shared_args),
                        tuple([tuple(v) for v in shared_args.values() if v.__class__ is Record]))
                 shared = self.memo.get(key)
                 if shared is None:
@@ -255,6 +264,12 @@ class StateEnumerator(StateControl, StateRuns):
         dist = sorted(((v, n, d) for v, (n, d) in outcomes.items()), key=_likeliest)
         # results hold independent lists only if some were made (here or in a call) while it ran
         return dist, made != self.lazy_made and any(has_lazy(v) for v, _, _ in dist), None
+
+    def _call_key(self, args: dict) -> tuple:
+        """A call's memo key: ``outcome_key`` (rolls, wherever they sit, by their dice). When rolls sit only in
+        variables (an argument is one, or holds none), a quicker one. (Not a bound method kept on the enumerator:
+        that would be a reference cycle, leaving every memoised distribution to the garbage collector.)"""
+        return self._hiding_key(args) if self.rolls_may_hide else _args_key(args)
 
     def _hiding_key(self, args: dict) -> tuple:
         """``outcome_key`` (rolls, wherever they sit, by their dice) with each list's key form kept by identity:
@@ -309,8 +324,8 @@ class StateEnumerator(StateControl, StateRuns):
             if node is fused:       # already run with the branch point before it
                 continue
             if holdable and self.held_made:     # held variables this node (or the leaf run with it) reads: opened
-                reads = node.reads if then is None else node.reads | then.reads
-                found = opened(states, reads & holdable, self.budget)
+                reads = (node.reads if then is None else node.reads | then.reads) & holdable
+                found = opened(states, reads, self.budget) if reads else None
                 if found is not None:
                     states, apart = found, None
                     self._count(len(states), node)
