@@ -672,6 +672,28 @@ inputs:
 """
 
 
+def _largest_stack_against_plain(s, what: str, by: list, plain, key, rounds: int, *, title: str, game: str,
+                                 procedure: str) -> None:
+    """One largest-stack question: timed once as a fresh question (verdict <= 1 s), its rows read as the
+    plain Python's outcomes by ``key(label)`` and checked equal to ``plain()``, then the two timed in
+    interleaved rounds (verdict <= 2x). ``game`` prefixes the verdicts' names ("" for ASLSK, "LHY ", ...)."""
+    t0 = clock()
+    report = exact_odds(s, by)
+    t = clock() - t0
+    print(f"   {title} {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
+          f"{report.states:,} live states at most (first run)")
+    verdict(f"odds, shipped {game}{procedure}, largest stack {what} (seconds)", t, 1.0, " s")
+    ours: dict = {}
+    for label, p, _ in report.rows:
+        k = key(label)
+        ours[k] = ours.get(k, 0) + p
+    theirs = {k: p for k, p in plain().items() if p}
+    assert ours == theirs, f"{game}largest stack {what}: umpire and the plain-Python enumeration disagree"
+    t_u, t_h, ratio = interleaved(lambda: exact_odds(s, by), plain, rounds)
+    print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
+    verdict(f"odds, shipped {game}largest stack {what} / like-for-like plain Python", ratio, 2.0)
+
+
 def bench_largest_stack(rounds: int) -> None:
     """The largest legal stack (three 4-6-7s, a 9-1 and an 8-1 in a stone building) under the README tour's
     Fire Group, every die free, with the BENCHMARK FIXTURE chart: the leaders' checks depend on one another
@@ -687,24 +709,16 @@ def bench_largest_stack(rounds: int) -> None:
     import largest_stack as hand
     for what, by, plain in (("by count", ['count(u for u in units if u.state == "broken")'], hand.by_count),
                             ("by state", [f"units.{i}.state" for i in hand.ORDER], hand.odds)):
-        t0 = clock()
-        report = exact_odds(s, by)
-        t = clock() - t0
-        print(f"   largest stack (3 squads, 2 leaders) {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
-              f"{report.states:,} live states at most (first run)")
-        verdict(f"odds, shipped fire_attack, largest stack {what} (seconds)", t, 1.0, " s")
         # the like-for-like plain Python (benchmarks/largest_stack.py: the same rules, chart and independence,
-        # memoised), checked equal first
-        ours = {}
-        for label, p, _ in report.rows:
-            value = label.rsplit("=", 1)[1] if not label.startswith("error: ") else label
-            ours[label if label.startswith("error: ") else
-                 int(value) if what == "by count" else tuple(part.split("=", 1)[1] for part in label.split(", "))] = p
-        theirs = {k: p for k, p in plain().items() if p}
-        assert ours == theirs, f"largest stack {what}: umpire and the plain-Python enumeration disagree"
-        t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
-        print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
-        verdict(f"odds, shipped largest stack {what} / like-for-like plain Python", ratio, 2.0)
+        # memoised): a label read as its count, or as each unit's state
+        def key(label, what=what):
+            if label.startswith("error: "):
+                return label
+            if what == "by count":
+                return int(label.rsplit("=", 1)[1])
+            return tuple(part.split("=", 1)[1] for part in label.split(", "))
+        _largest_stack_against_plain(s, what, by, plain, key, rounds, title="largest stack (3 squads, 2 leaders)",
+                                     game="", procedure="fire_attack")
 
 
 LARGEST_STACK_LHY = """ruleset: {root}
@@ -746,24 +760,14 @@ def bench_largest_stack_lhy(rounds: int) -> None:
     by_state = [f"results.{k}.result" for k in range(len(hand.ORDER))]
     for what, by, plain in (("by count", ['count(r for r in results if r.result != "no effect")'], hand.by_count),
                             ("by state", by_state, hand.odds)):
-        t0 = clock()
-        report = exact_odds(s, by)
-        t = clock() - t0
-        print(f"   LHY largest stack ({n} counters) {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
-              f"{report.states:,} live states at most (first run)")
-        verdict(f"odds, shipped LHY small_arms_mortar_resolution, largest stack {what} (seconds)", t, 1.0, " s")
         # the like-for-like plain Python (benchmarks/largest_stack_lhy.py: the same rules and independence,
-        # memoised), checked equal first
-        ours = {}
-        for label, p, _ in report.rows:
+        # memoised): a label read as its count, or as each unit's result
+        def key(label, what=what, by=by):
             parts = [part[len(b) + 1:] for b, part in zip(by, label.split(", "))]
-            ours[int(parts[0]) if what == "by count" else
-                 tuple("no effect" if v.startswith("(no ") else v for v in parts)] = p
-        theirs = {k: p for k, p in plain().items() if p}
-        assert ours == theirs, f"LHY largest stack {what}: umpire and the plain-Python enumeration disagree"
-        t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
-        print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
-        verdict(f"odds, shipped LHY largest stack {what} / like-for-like plain Python", ratio, 2.0)
+            return int(parts[0]) if what == "by count" else \
+                tuple("no effect" if v.startswith("(no ") else v for v in parts)
+        _largest_stack_against_plain(s, what, by, plain, key, rounds, title=f"LHY largest stack ({n} counters)",
+                                     game="LHY ", procedure="small_arms_mortar_resolution")
 
 
 PG_FIXTURE = ROOT / "benchmarks" / "fixtures" / "pg-dft-fixture.yaml"
@@ -808,26 +812,17 @@ def bench_largest_stack_pg(rounds: int) -> None:
     for what, by, plain in (("by count", [count], hand.by_count),
                             ("by state", [f"outcomes.{i}.{f}" for i in hand.ORDER for f in ("status", "state")],
                              hand.odds)):
-        t0 = clock()
-        report = exact_odds(s, by)
-        t = clock() - t0
-        print(f"   largest stack (3 INF, 3 leaders) {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
-              f"{report.states:,} live states at most (first run)")
-        verdict(f"odds, shipped PG direct_fire, largest stack {what} (seconds)", t, 1.0, " s")
-        # the like-for-like plain Python (benchmarks/largest_stack_pg.py), checked equal first
-        # (by state: each unit's status and state read as the plain Python's label, e.g. "disrupted reduced")
-        ours: dict = {}
-        for label, p, _ in report.rows:
+        # the like-for-like plain Python (benchmarks/largest_stack_pg.py): by state, each unit's status and
+        # state read as the plain Python's label, e.g. "disrupted reduced"
+        def key(label, what=what):
+            if label.startswith("error: "):
+                return label
             values = [part.rsplit("=", 1)[1] for part in label.split(", ")]
-            key = label if label.startswith("error: ") else int(values[0]) if what == "by count" else tuple(
+            return int(values[0]) if what == "by count" else tuple(
                 "eliminated" if status == "eliminated" else state + (" reduced" if status == "reduced" else "")
                 for status, state in zip(values[::2], values[1::2]))
-            ours[key] = ours.get(key, 0) + p
-        theirs = {k: p for k, p in plain().items() if p}
-        assert ours == theirs, f"PG largest stack {what}: umpire and the plain-Python enumeration disagree"
-        t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
-        print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
-        verdict(f"odds, shipped PG largest stack {what} / like-for-like plain Python", ratio, 2.0)
+        _largest_stack_against_plain(s, what, by, plain, key, rounds, title="largest stack (3 INF, 3 leaders)",
+                                     game="PG ", procedure="direct_fire")
 
 
 LARGEST_STACK_VV = """ruleset: {root}
@@ -905,24 +900,14 @@ def bench_largest_stack_vv(rounds: int) -> None:
         return tuple(out)
     for what, by, plain in (("by count", ["len(pinned) + len(eliminated) if cp > 0 else 0"], hand.by_count),
                             ("by state", by_state, hand.odds)):
-        t0 = clock()
-        report = exact_odds(s, by)
-        t = clock() - t0
-        print(f"   V&V largest stack (4 infantry units) {what}: {t * 1000:8.1f} ms, {len(report.rows)} outcomes, "
-              f"{report.states:,} live states at most (first run)")
-        verdict(f"odds, shipped V&V ap_fire, largest stack {what} (seconds)", t, 1.0, " s")
         # the like-for-like plain Python (benchmarks/largest_stack_vv.py: the same rules, chart and independence,
-        # memoised), checked equal first
-        ours: dict = {}
-        for label, p, _ in report.rows:
-            key = label if label.startswith("error: ") else \
-                int(label.rsplit("=", 1)[1]) if what == "by count" else states(label)
-            ours[key] = ours.get(key, 0) + p
-        theirs = {k: p for k, p in plain().items() if p}
-        assert ours == theirs, f"V&V largest stack {what}: umpire and the plain-Python enumeration disagree"
-        t_u, t_h, ratio = interleaved(lambda by=by: exact_odds(s, by), plain, rounds)
-        print(f"      umpire {t_u * 1000:8.1f} ms, plain Python {t_h * 1000:8.1f} ms, ratio {ratio:.2f}x")
-        verdict(f"odds, shipped V&V largest stack {what} / like-for-like plain Python", ratio, 2.0)
+        # memoised): a label read as its count, or as each unit's state
+        def key(label, what=what):
+            if label.startswith("error: "):
+                return label
+            return int(label.rsplit("=", 1)[1]) if what == "by count" else states(label)
+        _largest_stack_against_plain(s, what, by, plain, key, rounds, title="V&V largest stack (4 infantry units)",
+                                     game="V&V ", procedure="ap_fire")
 
 
 def bench_shipped_situations(rounds: int) -> None:
