@@ -260,19 +260,20 @@ class StateControl(EnumeratorHost):
             if not round_:
                 break
             active = self._block(node.body, round_, outcomes, rt, plan)
+            keys = None
             if acc is not None and active:
                 # the round's keys but for the list it builds, made once: for factoring, then (with that
-                # list's column) for the merge (the loop's key holds nothing: a plain merge)
+                # list's column) for the merge, unless the merge holds values (it makes its own keys then)
                 active, keys = self._factor(active, acc, node.acc_key, parents)
-                if len(active) > 1 and not node.head_key.held and not node.head_key.hold_emits:
-                    acc_numbers = self._column(active, node.head_key, acc)
-                    if acc_numbers is not None:
-                        keys = list(zip(keys, acc_numbers))
-                    active = self._merge(active, node.head_key, node, keys)
+                head = node.head_key
+                if head.held or head.hold_emits:
+                    keys = None
                 elif len(active) > 1:
-                    active = self._merge(active, node.head_key, node)
-            elif len(active) > 1:
-                active = self._merge(active, node.head_key, node)
+                    column = self._column(active, head, acc)
+                    if column is not None:
+                        keys = list(zip(keys, column))
+            if len(active) > 1:
+                active = self._merge(active, node.head_key, node, keys)
         if acc is not None:
             for st in finished:     # nothing random went in: a plain list again
                 held = st.env.get(acc)
@@ -524,21 +525,22 @@ class StateControl(EnumeratorHost):
     def _merge(self, states: list, names: Key, node, keys: list | None = None) -> list:
         """States that agree on every live value (and loop position, given dice, wanted emits) become one.
         ``keys``: their keys at ``names`` (``_state_keys``), when the caller has them (``names`` holds nothing)."""
-        if keys is not None:
-            pass
-        elif names.held and (not self.hold or any(st.lazy and not st.lazy.isdisjoint(names.held) for st in states)):
-            # (an independent list is never held: expanding a list it shares items with must reach it)
-            names = names.full
-        elif names.held or (names.hold_emits and self.hold):
-            # only variables whose states do not all hold the very same object are worth holding (the others
-            # tell no state apart: a plain merge on the rest is the same merge)
-            held = tuple([n for n, col in zip(names.held, _columns(states, names.held)) if len(set(map(id, col))) > 1])
-            if names.hold_emits and self.hold:
-                held = held + self._emits_apart(states)
-            if held:
-                return self._hold(states, names, held, node)
+        if keys is None:
+            if names.held and (not self.hold or any(st.lazy and not st.lazy.isdisjoint(names.held) for st in states)):
+                # (an independent list is never held: expanding a list it shares items with must reach it)
+                names = names.full
+            elif names.held or (names.hold_emits and self.hold):
+                # only variables whose states do not all hold the very same object are worth holding (the others
+                # tell no state apart: a plain merge on the rest is the same merge)
+                held = tuple([n for n, col in zip(names.held, _columns(states, names.held))
+                              if len(set(map(id, col))) > 1])
+                if names.hold_emits and self.hold:
+                    held = held + self._emits_apart(states)
+                if held:
+                    return self._hold(states, names, held, node)
+            keys = self._state_keys(states, names)
         merged: dict = {}
-        for st, key in zip(states, keys if keys is not None else self._state_keys(states, names)):
+        for st, key in zip(states, keys):
             other = merged.setdefault(key, st)
             if other is not st:
                 if other.den == st.den:
