@@ -155,6 +155,25 @@ def test_an_expression_over_a_list_result_reads_the_whole_result(tmp_path):
     assert got == shares(exact_odds(s, by, merge_unneeded=False))
 
 
+def test_a_with_over_a_result_keeps_its_independent_checks_apart(tmp_path):
+    """`r with {...}` passes r's other fields on: twelve units' checks stay twelve small distributions, not the
+    3**12 combinations of their states, and the count comes out as the binomial of one unit's chance."""
+    from math import comb
+    root = write_ruleset(tmp_path, {
+        "procedures/checks.ump": "procedure all_checks(stack: list[unit]):\n    let out = []\n"
+                                 "    for each u in stack:\n        set out = out + [call morale_check(unit: u)]\n"
+                                 "    return {results: out}\n\n"
+                                 "procedure tagged(stack: list[unit]):\n    let r = call all_checks(stack: stack)\n"
+                                 "    return r with {tag: 1}\n",
+        "situations/twelve.yaml": "ruleset: ..\nprocedure: tagged\ninputs: {stack: ["
+                                  + ", ".join(f"{{id: U{i}, counter: rifle}}" for i in range(12)) + "]}\n"})
+    by = ['count(c for c in results if c.state == "broken")']
+    report = exact_odds(situation(root / "situations/twelve.yaml"), by)
+    broken = Fraction(15, 36)
+    assert shares(report) == {f"{by[0]}={k}": comb(12, k) * broken ** k * (1 - broken) ** (12 - k) for k in range(13)}
+    assert report.states < 100
+
+
 def test_unordered_dice_only_when_the_procedure_cannot_tell_them_apart(tmp_path):
     root = write_ruleset(tmp_path, {"procedures/extra.ump":
                                     "procedure colored_low():\n    roll dr = DR\n    return dr.colored <= 2\n\n"

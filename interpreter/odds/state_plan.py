@@ -49,7 +49,8 @@ def _strictness(s) -> tuple[set, set]:
     """Names a simple statement needs as plain values (``strict``), and those it only passes on,
     reading at most one field (``attr``: plain only if the variable itself is an independent list).
     Passing on: ``let/set/emit y = x`` or ``= x.f``, ``set x = x + [item]``, lists joined (``a + b.f``,
-    each side such a name or a list written out), and a returned record of such fields; whatever a
+    each side such a name or a list written out), a returned record of such fields, and ``x with {...}``
+    (x's fields kept as they are; the new fields' values are read); whatever a
     call's arguments read is strict."""
     value = getattr(s, "value", None) if not isinstance(s, ast.Roll) else None
     if isinstance(s, (ast.Let, ast.Set, ast.Emit, ast.Return)) and value is not None:
@@ -64,6 +65,10 @@ def _strictness(s) -> tuple[set, set]:
             # joining lists (``a + b``, ``a.f + [x]``): independent items are kept as they are
             return free_names(value.left if isinstance(value.left, ast.ListExpr) else None) | \
                 free_names(value.right if isinstance(value.right, ast.ListExpr) else None), set()
+        if isinstance(value, ast.Update) and _name_of(value.target)[0] is not None:
+            # ``x with {...}`` (or ``x.f with {...}``) passes x's other fields on as they are
+            name, attr = _name_of(value.target)
+            return free_names(tuple(v for _, v in value.fields)), {name} if attr else set()
         if isinstance(s, ast.Return) and isinstance(value, ast.RecordExpr):
             strict, attrs = set(), set()
             for _, v in value.fields:
