@@ -51,11 +51,17 @@ def main(argv: list[str] | None = None) -> int:
     """
     collecting = gc.isenabled()
     gc.disable()            # while the parser is built and the command's modules load (many long-lived objects)
+    ending = False
     try:
         code, short = _run(argv)
+        ending = argv is None and short
     finally:
-        (gc.enable if collecting else gc.disable)()   # as the caller had it
-    if argv is None and short:
+        if not ending:
+            (gc.enable if collecting else gc.disable)()   # as the caller had it
+    if ending:
+        # the collector stays off to the end: turned back on, the next allocation (saving what the cache
+        # learnt, flushing) would start a collection of every object the command made, about an eighth of a
+        # short `umpire test`, just before the process ends without freeing any of them
         cache = sys.modules.get("interpreter.loading.cache")
         if cache is not None:
             cache.save_passed()     # what the load cache learnt (os._exit runs no atexit hook)
