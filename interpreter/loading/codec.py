@@ -12,6 +12,11 @@ so a model read back points at the same file:line:column as the one built
 from the sources. A procedure's fields and its body are stored as JSON texts of
 their own and only decoded when something reads them (``LazyProcedure``): a
 command that runs a few procedures of a large ruleset decodes only those.
+
+The file table starts with the ruleset's own files in load order, so a procedure of the ruleset has the
+same body text whatever overlays the entry was stored with; a process that loads the ruleset under several
+overlays (``umpire test``: a case's fixture, a house rule) decodes each such body once and shares the
+(immutable) syntax tree between the loads.
 """
 
 from __future__ import annotations
@@ -60,16 +65,21 @@ _SENTINEL_NAMES = {id(v): k for k, v in _SENTINELS.items()}
 class Encoder:
     """Turns model values into JSON-ready data; ``files`` collects the file table of positions."""
 
-    def __init__(self):
+    def __init__(self, files=()):
         self.files: list[str] = []
         self.bodies: list[str] = []     # each procedure's syntax tree, as its own JSON text
         self._file_index: dict[str, int] = {}
+        self._reach = -1                # the highest file index used since it was last reset
+        for name in files:              # the table starts with these, in order
+            self.file(name)
 
     def file(self, name: str) -> int:
         i = self._file_index.get(name)
         if i is None:
             i = self._file_index[name] = len(self.files)
             self.files.append(name)
+        if i > self._reach:
+            self._reach = i
         return i
 
     def encode(self, v):
@@ -105,8 +115,11 @@ class Encoder:
                 syntax = v.syntax
             now = {k: attrs.pop(k) for k in _EAGER if k in attrs}
             self.bodies.append(json.dumps(self._attrs(attrs), separators=(",", ":"), allow_nan=True))
+            reach, self._reach = self._reach, -1
             self.bodies.append(json.dumps(self.syntax(syntax), separators=(",", ":"), allow_nan=True))
-            return {"q": [self._attrs(now), len(self.bodies) - 2, len(self.bodies) - 1]}
+            # the body's text and the files its positions name (indexes up to its reach) decide its tree
+            reach, self._reach = self._reach, max(reach, self._reach)
+            return {"q": [self._attrs(now), len(self.bodies) - 2, len(self.bodies) - 1, reach]}
         if isinstance(v, Path):
             return {"path": str(v)}
         if isinstance(v, re.Pattern):
@@ -241,14 +254,15 @@ class Decoder:
         if tag == "i":
             return _CLASSES[v[0]](**_pairs(v[1]))
         if tag == "q":      # a procedure: its name and class-defaulted fields now, the rest when first read
-            now, attrs_at, body_at = v
+            now, attrs_at, body_at, reach = v
             now = _pairs(now)
             if not _EAGER <= now.keys() or not all(isinstance(i, int) and 0 <= i < len(self.bodies)
-                                                   for i in (attrs_at, body_at)):
+                                                   for i in (attrs_at, body_at)) \
+                    or not (reach.__class__ is int and -1 <= reach < len(self.files)):
                 raise CodecError("a procedure's fields or body are missing")
             proc = LazyProcedure.__new__(LazyProcedure)
             proc.__dict__.update(now, _attrs_text=self.bodies[attrs_at], _syntax_text=self.bodies[body_at],
-                                 _syntax_decoder=self)
+                                 _syntax_decoder=self, _syntax_reach=reach)
             return proc
         if tag == "path":
             return Path(v)
@@ -261,7 +275,14 @@ class Decoder:
         raise CodecError(f"unknown tag {tag!r}")
 
 
-_LAZY_SLOTS = ("_attrs_text", "_syntax_text", "_syntax_decoder")
+_LAZY_SLOTS = ("_attrs_text", "_syntax_text", "_syntax_decoder", "_syntax_reach")
+
+_BODIES: dict = {}
+"""(a procedure body's stored text, the files its positions name) -> its syntax tree, decoded once per process:
+the loads of one ruleset under different overlays store most bodies alike. Syntax is immutable, so the loads
+share the tree (each procedure gets its own top node, holding its own parameter nodes)."""
+BODIES_KEPT = 2048
+"""Most bodies kept (then the memo starts again): a few rulesets' worth, so a long-running process stays bounded."""
 # decoded with the procedure: its name, and the fields whose defaults are class attributes (reading one of
 # those would find the class's default, not the stored value, and never reach __getattr__)
 _EAGER = frozenset({"name"} | {f for f in _FIELD_NAMES[Procedure] if hasattr(Procedure, f)})
@@ -290,10 +311,21 @@ class LazyProcedure(Procedure):
         d = self.__dict__
         syntax = d.get("_syntax")
         if syntax is None:
-            syntax = d["_syntax_decoder"].loads(d.pop("_syntax_text"))
-            if not isinstance(syntax, ast.Procedure):
-                raise CodecError("a procedure's body is not a procedure")
-            if syntax.params == tuple(self.params):   # share the parameter nodes, as a fresh load does
+            decoder, text = d["_syntax_decoder"], d.pop("_syntax_text")
+            key = (text, tuple(decoder.files[:d.pop("_syntax_reach") + 1]))
+            shared = _BODIES.get(key)
+            if shared is None:
+                shared = decoder.loads(text)
+                if not isinstance(shared, ast.Procedure):
+                    raise CodecError("a procedure's body is not a procedure")
+                if len(_BODIES) >= BODIES_KEPT:
+                    _BODIES.clear()
+                _BODIES[key] = shared
+            # this procedure's own top node over the shared body, with its parameter nodes (as a fresh load does)
+            syntax = _new(ast.Procedure)
+            for f, set_field in zip(ast.Procedure._fields, _SETTERS[ast.Procedure]):
+                set_field(syntax, getattr(shared, f))
+            if syntax.params == tuple(self.params):
                 object.__setattr__(syntax, "params", tuple(self.params))
             d["_syntax"] = syntax
             d.pop("_syntax_decoder", None)
@@ -302,8 +334,8 @@ class LazyProcedure(Procedure):
     @syntax.setter
     def syntax(self, value) -> None:
         self.__dict__["_syntax"] = value
-        self.__dict__.pop("_syntax_text", None)
-        self.__dict__.pop("_syntax_decoder", None)
+        for k in ("_syntax_text", "_syntax_decoder", "_syntax_reach"):
+            self.__dict__.pop(k, None)
 
     def decode_all(self) -> None:
         """Decode the fields and the body now (checks that the stored texts describe a procedure)."""
@@ -311,10 +343,11 @@ class LazyProcedure(Procedure):
         self.syntax  # noqa: B018
 
 
-def dumps(value) -> tuple[list[str], str, list[str]]:
+def dumps(value, files=()) -> tuple[list[str], str, list[str]]:
     """``value`` as (file table, JSON text, procedure bodies as JSON texts); raises CodecError for anything
-    that is not model data. No text contains a line break, so an entry can keep one per line."""
-    enc = Encoder()
+    that is not model data. No text contains a line break, so an entry can keep one per line. The file table
+    starts with ``files`` (a ruleset's own, in load order), in order."""
+    enc = Encoder(files)
     text = json.dumps(enc.encode(value), separators=(",", ":"), allow_nan=True)
     return enc.files, text, enc.bodies
 
