@@ -179,6 +179,27 @@ def test_overlays_are_part_of_the_entry(cache_dir):
     assert [str(c.origin) for c in again.changes] == [str(c.origin) for c in with_overlay.changes]
 
 
+def test_one_process_loading_a_ruleset_under_several_overlays_from_the_cache_gets_each_as_built(tmp_path, cache_dir,
+                                                                                               monkeypatch):
+    """`umpire test` loads a ruleset once per overlay set; bodies stored alike are decoded once and shared, and
+    each procedure still reads as built from its files, every position (the overlay's file too) included."""
+    root = write_ruleset(tmp_path, {})
+    overlay = tmp_path / "house.yaml"
+    overlay.write_text("overlay: house\ntitle: t\nextends: mini\nchanges:\n  - add_procedures: |\n"
+                       "      procedure house_extra(n: int = 2):\n          let m = n + 1\n          return m\n")
+    monkeypatch.setenv("UMPIRE_CACHE", "off")
+    built = [uncompiled(root)[0], uncompiled(root, (overlay,))[0]]
+    monkeypatch.delenv("UMPIRE_CACHE")
+    uncompiled(root)                                    # writes the entries
+    uncompiled(root, (overlay,))
+    cached = [uncompiled(root)[0], uncompiled(root, (overlay,))[0]]    # read back in one process
+    assert "house_extra" in cached[1].procedures and "house_extra" not in cached[0].procedures
+    for fresh, read in zip(built, cached):
+        for name, proc in fresh.procedures.items():
+            assert read.procedures[name].syntax == proc.syntax and read.procedures[name].pos == proc.pos
+    assert cached[1].procedures["house_extra"].syntax.pos.file == str(overlay)
+
+
 # ---- invalidation ---------------------------------------------------------------------------------
 
 def _same_size_same_time(path: Path, old: str, new: str) -> None:
