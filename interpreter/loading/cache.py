@@ -291,10 +291,19 @@ def _update(h, name: str, data: bytes) -> None:
     h.update(data)
 
 
+_KIND_HASHERS: dict = {}     # (kind, environment key) -> a hasher fed with them: each key starts from a copy
+
+
 def content_key(kind: str, named_texts) -> str:
     """The key of an entry that depends on these (name, text) pairs, in order, and the environment."""
-    h = blake2b(digest_size=32)
-    _update(h, kind, environment_key().encode())
+    env = environment_key()
+    start = _KIND_HASHERS.get((kind, env))
+    if start is None:
+        if len(_KIND_HASHERS) >= 64:
+            _KIND_HASHERS.clear()
+        start = _KIND_HASHERS[(kind, env)] = blake2b(digest_size=32)
+        _update(start, kind, env.encode())
+    h = start.copy()
     for name, text in named_texts:
         _update(h, name, text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()

@@ -222,24 +222,46 @@ def _defaults(ruleset: Ruleset, t: TypeDef) -> list:
     return plan
 
 
+_STARTS: dict = {}
+"""(id of a ruleset, id of one of its types, a catalogue key or None) -> (weak references to both, the catalogue
+entry, what a record of that type and key starts from): its entry's fields and the field defaults it leaves out."""
+
+
+def _start(ruleset: Ruleset, t: TypeDef, key: str | None, entry, doc: Document, path: tuple) -> dict:
+    """What a record input of type ``t`` starts from before its given fields: the fields of ``entry``, its catalogue
+    entry under ``key`` (None: no entry), then the type's field defaults it leaves out (completed as given records are). Worked out
+    once per ruleset, type and entry (the values are immutable), not for every record given: a test run or a
+    sweep gives the same counters again and again. A default that cannot be completed raises, as each time."""
+    memo_key = (id(ruleset), id(t), None if entry is None else key)
+    found = _STARTS.get(memo_key)
+    if found is not None and found[0]() is ruleset and found[1]() is t and found[2] is entry:
+        return found[3]
+    data: dict = {}
+    if entry is not None:
+        data.update((k, v) for k, v in entry.items() if k != "source")
+    for name, default, ref in _defaults(ruleset, t):
+        if name not in data:
+            data[name] = default if ref is None else coerce(ruleset, ref, default, doc, path + (name,))
+    if len(_STARTS) >= 4096:
+        _STARTS.clear()
+    _STARTS[memo_key] = (weakref.ref(ruleset), weakref.ref(t), entry, data)
+    return data
+
+
 def complete_record(ruleset: Ruleset, t: TypeDef, value: dict, doc: Document, path: tuple) -> Record:
     """A record input: its catalogue entry's fields, then field defaults, then what was given."""
-    data: dict = {}
-    unlisted = None
+    unlisted = entry = key = None
     if t.catalogue and t.key in value:
         cat = ruleset.catalogues[t.catalogue]
         key = str(value[t.key])
         entry = cat.entries.get(key)
         if entry is None:
             unlisted = key  # a counter the catalogue does not list: every field must be given inline
-        else:
-            data.update((k, v) for k, v in entry.items() if k != "source")
-    for name, default, ref in _defaults(ruleset, t):
-        if name not in data:
-            data[name] = default if ref is None else coerce(ruleset, ref, default, doc, path + (name,))
+    data = dict(_start(ruleset, t, key, entry, doc, path))
+    fields = t.fields
     for name, v in value.items():
-        data[name] = coerce(ruleset, t.fields[name].type, v, doc, path + (name,))
-    missing = [n for n in t.fields if n not in data]
+        data[name] = coerce(ruleset, fields[name].type, v, doc, path + (name,))
+    missing = [] if fields.keys() <= data.keys() else [n for n in fields if n not in data]
     if missing and unlisted is not None:
         cat = ruleset.catalogues[str(t.catalogue)]      # unlisted is set only for a type with a catalogue
         raise InputError(f"'{unlisted}' is not in catalogue '{t.catalogue}', so every field must be given here; "
