@@ -137,6 +137,22 @@ def test_a_document_read_from_the_cache_is_the_document_read_from_its_file(cache
         assert cached.text_offsets == fresh.text_offsets and cached.at(("procedure",)) == fresh.at(("procedure",))
 
 
+def test_every_place_in_a_document_read_from_the_cache_is_where_its_file_puts_it(cache_dir):
+    """Lookups answered from the stored tables (one place at a time, as a test run reports a few) name the same
+    line and column as the file: every value and key, a path below a value (its nearest parent), the root."""
+    from interpreter.reading.source import load_yaml
+    for path, kind in [(FIXTURE / "situations" / "attack.yaml", "situation"), (FIXTURE / "tests" / "cases.yaml", "tests")]:
+        load_cache.valid_document(path, kind)
+        load_cache.forget()
+        cached = load_cache.valid_document(path, kind)
+        fresh = load_yaml(path)
+        for where in list(fresh.positions) + [p + ("below", 0) for p in fresh.positions] + [(), ("nowhere",)]:
+            assert cached.at(where) == fresh.at(where), where
+        for where in fresh.key_positions:
+            assert cached.key_at(where) == fresh.key_at(where), where
+        assert cached.positions == fresh.positions      # and the whole table, once asked for
+
+
 def test_a_document_whose_stored_positions_are_malformed_takes_them_from_its_text(cache_dir):
     from interpreter.reading.source import load_yaml
     path = FIXTURE / "tests" / "cases.yaml"

@@ -369,25 +369,46 @@ def plain(v) -> bool:
     return v is None or cls is str or cls is int or cls is float or cls is bool
 
 
+def _path_text(path) -> str | None:
+    """A path of text keys and list indexes as the key of a keyed position table; None for any other path."""
+    for p in path:
+        if p.__class__ is not str and p.__class__ is not int:
+            return None
+    return json.dumps(list(path), separators=(",", ":"))
+
+
 def dump_document(doc) -> tuple[str, list[str]]:
     """A positioned YAML document (source.Document) as JSON texts: its data (plain JSON, marked ``P``, when it is
-    plain, as YAML data usually is; else tagged, marked ``T``), then each position table as rows of [path, line,
-    column] (paths are lists of keys and indexes; every position is in ``doc.file``), then the text offsets.
-    The tables are texts of their own, decoded only when a position is first asked for."""
+    plain, as YAML data usually is; else tagged, marked ``T``), then each position table, then the text offsets.
+    A table is a JSON object from each path (as the JSON text of its list of keys and indexes) to [line, column]
+    (and [end line, end column] when known), which a lookup reads without building the table; or, when some path
+    holds a key that is not text (YAML allows a number or a truth as a key), rows of [path, line, column].
+    Every position is in ``doc.file``. The tables are texts of their own, decoded only when a position is first
+    asked for."""
     def rows(table: dict) -> str:
+        keyed: dict | None = {}
         out = []
         for path, pos in table.items():
             if pos.file != doc.file:
                 raise CodecError("a document's positions are in its own file")
-            out.append([list(path), pos.line, pos.column] + ([list(pos.end)] if pos.end is not None else []))
-        return json.dumps(out, separators=(",", ":"), allow_nan=True)
+            place = [pos.line, pos.column] + ([list(pos.end)] if pos.end is not None else [])
+            out.append([list(path)] + place)
+            if keyed is not None:
+                text = _path_text(path)
+                if text is None:
+                    keyed = None
+                else:
+                    keyed[text] = place
+        return json.dumps(keyed if keyed is not None else out, separators=(",", ":"), allow_nan=True)
     data = ("P" + json.dumps(doc.data, separators=(",", ":"), allow_nan=True) if plain(doc.data) else
             "T" + json.dumps(Encoder().encode(doc.data), separators=(",", ":"), allow_nan=True))
     return data, [rows(doc.positions), rows(doc.key_positions),
                   json.dumps([[list(p), offset] for p, offset in doc.text_offsets.items()], separators=(",", ":"))]
 
 
-def _table(file: str, rows: list, made: dict) -> dict:
+def _table(file: str, rows: list | dict, made: dict) -> dict:
+    if rows.__class__ is dict:      # keyed: path text -> [line, column(, end)]
+        rows = [[json.loads(k)] + v for k, v in rows.items()]
     out = {}
     for row in rows:
         if len(row) == 3:
@@ -403,14 +424,85 @@ def _table(file: str, rows: list, made: dict) -> dict:
     return out
 
 
+_NOT_KEYED = object()
+
+
 class StoredDocument(Document):
     """A Document read from the load cache: its position tables are decoded the first time one is read
     (a run that reports nothing at a position never decodes them). Should a stored table prove malformed,
-    the positions are read again from the file's text, as a load without the cache would."""
+    the positions are read again from the file's text, as a load without the cache would.
+
+    Until then, ``at`` and ``key_at`` read a keyed table (``dump_document``) without building it: a test run that
+    reports a few places in a file of hundreds of cases (an error's related line, an unused die) reads those."""
+
+    def _keyed(self, which: int):
+        """The keyed table ``which`` (0: positions, 1: key positions) as JSON gives it, or _NOT_KEYED: the tables
+        are decoded already, or this one is stored as rows (or malformed: the full decode deals with that)."""
+        d = self.__dict__
+        stored = d.get("_stored_tables")
+        if stored is None:
+            return _NOT_KEYED
+        keyed = d.get("_keyed_tables")
+        if keyed is None:
+            keyed = d["_keyed_tables"] = [None, None]
+        found = keyed[which]
+        if found is None:
+            try:
+                found = json.loads(stored[which])
+            except ValueError:
+                found = _NOT_KEYED
+            if found.__class__ is not dict:
+                found = _NOT_KEYED
+            keyed[which] = found
+        return found
+
+    def _keyed_position(self, place):
+        """A position as a keyed table holds it ([line, column] or [line, column, [end line, end column]]);
+        None when malformed."""
+        if place.__class__ is list and 2 <= len(place) <= 3 and place[0].__class__ is int \
+                and place[1].__class__ is int:
+            if len(place) == 2:
+                return Position(self.file, place[0], place[1])
+            if place[2].__class__ is list:
+                return Position(self.file, place[0], place[1], tuple(place[2]))
+        return None
+
+    def at(self, path=()) -> Position:
+        table = self._keyed(0)
+        if table is not _NOT_KEYED:
+            path = tuple(path)
+            while True:
+                text = _path_text(path)
+                if text is None:
+                    break               # a path no keyed table holds: the full table answers
+                place = table.get(text)
+                if place is not None:
+                    pos = self._keyed_position(place)
+                    if pos is None:
+                        break
+                    return pos
+                if not path:
+                    return Position(self.file, 1, 1)
+                path = path[:-1]
+        return Document.at(self, path)
+
+    def key_at(self, path) -> Position:
+        table = self._keyed(1)
+        if table is not _NOT_KEYED:
+            text = _path_text(path)
+            if text is not None:
+                place = table.get(text)
+                if place is None:
+                    return self.at(path)
+                pos = self._keyed_position(place)
+                if pos is not None:
+                    return pos
+        return Document.key_at(self, path)
 
     def _tables(self) -> dict:
         d = self.__dict__
         stored = d.pop("_stored_tables", None)
+        d.pop("_keyed_tables", None)
         if stored is not None:
             try:
                 made: dict = {}
