@@ -18,6 +18,7 @@ from interpreter.errors import InputError, LimitError, UmpireError
 from interpreter.odds.exact import exact_odds
 
 from conftest import FIXTURE, PARITY_SKIPPED, ROOT, RULESETS, write_ruleset
+from parity_reference import reference
 
 
 def shares(report):
@@ -38,25 +39,16 @@ def _fields(s):
 #
 # The reference runs every path through the dice on its own, with nothing merged (no live states, no demand
 # analysis, no factored lists, no shared distributions): correct by construction, it shares only memoised
-# sub-procedure results. A comparison whose reference would run more than REFERENCE_PATHS paths is skipped
-# and listed at the end of the run (conftest.py prints the list); every other comparison must agree exactly.
+# sub-procedure results (tests/parity_reference.py: memoised under lists of answers too, and kept for the
+# process). A comparison whose reference would run more than REFERENCE_PATHS paths is skipped and listed at the
+# end of the run (conftest.py prints the list); every other comparison must agree exactly.
 
-REFERENCE_PATHS = 5_000
+REFERENCE_PATHS = 20_000
 STATE_BUDGET = 200_000
 
 def _reference(s):
-    """Every outcome's exact weight, each path run on its own (None when over REFERENCE_PATHS paths).
-
-    Run with the cyclic collector paused, as exact_odds runs (runtime.memory.gc_paused): the enumeration's
-    objects are freed by reference counting all the same, and the collector would only walk them again and
-    again (an eighth of the references' time); what a stopped reference leaves is collected once it is back on."""
-    from interpreter.odds.paths import Enumerator
-    from interpreter.runtime.memory import gc_paused
-    with gc_paused():
-        try:
-            return Enumerator(s.ruleset, s.choices, REFERENCE_PATHS).distribution(s.procedure, s.args, s.dice)
-        except LimitError:
-            return None
+    """Every outcome's exact weight, each path run on its own (None when over REFERENCE_PATHS paths)."""
+    return reference(s, REFERENCE_PATHS)
 
 
 def _grouped(dist, s, by):
