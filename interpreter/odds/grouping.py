@@ -104,6 +104,7 @@ class By:
         self._values: dict = {}     # an expression's value by the values of the fields it reads
         self._runtime = None
         self._folded: tuple | None = None
+        self.parts_by_item: dict = {}   # a fold's part of each item (_expression_reader)
         if _PATH.fullmatch(text):
             self.path = text
             self.parts = tuple(text.split("."))
@@ -309,26 +310,28 @@ def group_weights(found: dict, by: list[By], changes: dict | None = None) -> lis
     over one common denominator, and each label's share is one Fraction. ``changes`` (``by_changes``, with no
     ``by``): the outcomes' labels by what they change in the input records."""
     check_fields(found, by)
-    terms: list = []        # (label, numerator, denominator); a factored outcome's label as its key (_labels)
-    memo: dict = {}         # each record's and list's text, shown once for every outcome it is in
-    ctx: dict = {}          # what _labels works out once for every outcome sharing it (a list's index...)
+    blocks: list = []       # ([(label, numerator)], the outcome's numerator, denominator); a factored outcome's
+    memo: dict = {}         # labels as keys (_labels). memo: each record's and list's text, shown once for
+    ctx: dict = {}          # every outcome it is in; ctx: what _labels works out once for every outcome
     for value, (n, d) in found.items():
         if changes is not None and value in changes:
-            terms.append((changes[value], n, d))
+            blocks.append((((changes[value], 1),), n, d))
         elif value.__class__ is not Stop and has_lazy(value):
             pairs, den = _labels(value, by, ctx)
-            d *= den
-            terms.extend([(label, n * k, d) for label, k in pairs])
+            blocks.append((pairs, n, d * den))
         else:
-            terms.append((group_label(value, by, memo), n, d))
-    common = math.lcm(*{d for _, _, d in terms}) if terms else 1
+            blocks.append((((group_label(value, by, memo), 1),), n, d))
+    common = math.lcm(*{d for _, _, d in blocks}) if blocks else 1
     keyed: dict = {}
-    for label, n, d in terms:
-        keyed[label] = keyed.get(label, 0) + n * (common // d)
+    for pairs, n, d in blocks:
+        f = n * (common // d)
+        for label, k in pairs:
+            keyed[label] = keyed.get(label, 0) + k * f
     sums: dict[str, int] = {}
+    joined = _joiner(ctx)
     for label, n in keyed.items():      # each factored outcome's key joined once
         if label.__class__ is tuple:
-            label = _joined(label)
+            label = joined(label)
         sums[label] = sums.get(label, 0) + n
     # (n / common is the float of the share exactly as float(Fraction) would round it)
     order = sorted(sums.items(), key=lambda kv: (-(kv[1] / common), kv[0]))
@@ -447,16 +450,23 @@ def _labels(value, by: list[By], ctx: dict) -> tuple[list, int]:
         else:
             current = [(prefix + texts, w * k) for prefix, w in current for texts, k in pairs]
         den *= d
-    order = tuple(positions)
+    orders = ctx.setdefault("orders", {})      # each order of the --bys met, as a number (hashed fast)
+    order = orders.setdefault(tuple(positions), len(orders))
     return [((order, texts), n) for texts, n in current], den
 
 
-def _joined(key: tuple) -> str:
-    """The label of a factored outcome's key (``_labels``): its texts in the --bys' order."""
-    order, texts = key
-    if all(i == p for i, p in enumerate(order)):
-        return ", ".join(texts)
-    return ", ".join([t for _, t in sorted(zip(order, texts))])
+def _joiner(ctx: dict):
+    """A function joining a factored outcome's key (``_labels``) into its label: its texts in the --bys' order."""
+    perms: dict = {}
+    for positions, number in ctx.get("orders", {}).items():
+        perms[number] = None if list(positions) == sorted(positions) else sorted(range(len(positions)),
+                                                                                 key=positions.__getitem__)
+
+    def joined(key: tuple) -> str:
+        perm = perms[key[0]]
+        texts = key[1]
+        return ", ".join(texts) if perm is None else ", ".join([texts[i] for i in perm])
+    return joined
 
 
 class _Unfit(Exception):
@@ -659,12 +669,26 @@ def _expression_reader(value, b: By):
     element, cond, key, inner = b.fold_parts()
     if not all(n in value or n in b.catalogues or n in b.ruleset.catalogues for n in inner):
         return None
+    # each item's part, kept by the item when the expression reads nothing of the result but the list
+    known = b.parts_by_item if not any(n in value for n in inner) else None
     rt = b.runtime()
     env = dict(b.catalogues)
     env.update(value)
     name, var = e.name, e.var
 
     def part(item):
+        if known is not None:
+            k = _memo_key(item)
+            found = known.get(k, _NOTHING)
+            if found is not _NOTHING:
+                return found
+            if len(known) >= 65536:
+                known.clear()
+            found = known[k] = worked_out(item)
+            return found
+        return worked_out(item)
+
+    def worked_out(item):
         env[var] = item
         rt.steps_left, rt.depth = rt.limits["steps"], 0
         ok = cond(env, rt) is True if cond is not None else True
@@ -710,12 +734,15 @@ def _group_distribution(readers: list):
 
     Worked out cell by cell (a fold's in its list's order, then the cells only fields read): each state holds
     what each reader has so far (a field's text, a fold's running value), and states alike merge."""
+    first = readers[0]
     if len(readers) == 1:
-        r = readers[0]
-        if r.__class__ is _Const:
-            return [((r.text,), 1)], 1
-        if r.__class__ is _Node:
-            return _integer_weights([((t,), q) for t, q in r.effects])
+        if first.__class__ is _Const:
+            return [((first.text,), 1)], 1
+        if first.__class__ is _Node:
+            return _integer_weights([((t,), q) for t, q in first.effects])
+    if all(r.__class__ is _Node and r.node is first.node for r in readers):     # fields of one item
+        return _integer_weights([(tuple([r.effects[k][0] for r in readers]), q)
+                                 for k, (_, q) in enumerate(first.node.factor)])
     folds = [r for r in readers if r.__class__ is _Fold]
     if any(f.order != folds[0].order for f in folds[1:]):
         return None         # folds over lists in different orders: not followed here
