@@ -7,9 +7,12 @@ names (``count(u for u in units if u.state == "broken")``). Each outcome's label
 joins ``TEXT=value`` for every ``--by``.
 
 Outcomes from exact odds may hold independent lists kept factored
-(odds/independent.py). A field of one item is read factor by factor, a count, sum,
-any or all over the items is convolved, and only what neither covers is
-expanded; the shares are the same either way.
+(odds/independent.py). Each ``--by`` is read from the random items it tells apart
+(a field of one item; a count, sum, any, all, first, min, max, highest or lowest
+over the items, item by item), ``--by``s sharing no item are worked out apart and
+combined as a product, those sharing one jointly, and only what none of this
+covers is expanded; the shares are the same either way (``_labels``). An
+expression is evaluated once per distinct value of the fields it reads.
 """
 
 from __future__ import annotations
@@ -414,8 +417,9 @@ def _shown(v) -> str:
 
 
 def _labels(value, by: list[By], ctx: dict) -> tuple[list, int]:
-    """Labels of a factored outcome: ([(key, numerator)], denominator). A key is a label's texts, one per
-    --by, as (the --bys' order, their texts): ``group_weights`` joins each distinct key once.
+    """Labels of a factored outcome: ([(label, numerator)], denominator). A label is its text when the groups
+    below come in the --bys' order, else a key (the order's number, the texts in the groups' order) that
+    ``group_weights`` joins once for all the outcomes giving it.
 
     Each --by is read as a function of the random items it tells apart (its *cells*): a field of one item
     reads that item's cell; a count, sum, any, all, first, min, max, highest or lowest over a factored list
@@ -439,20 +443,29 @@ def _labels(value, by: list[By], ctx: dict) -> tuple[list, int]:
         return _expanded(value, by)
     if any(d is None for d in dists):
         return _expanded(value, by)
-    positions: list = []
-    current: list = [((), 1)]
+    positions = [i for g in groups for i in g]
     den = 1
-    for g, (pairs, d) in zip(groups, dists):
-        positions.extend(g)
-        if len(pairs) == 1:
-            texts, k = pairs[0]
-            current = [(prefix + texts, w * k) for prefix, w in current]
-        else:
-            current = [(prefix + texts, w * k) for prefix, w in current for texts, k in pairs]
+    for _, d in dists:
         den *= d
+    if positions == sorted(positions):      # the groups in the --bys' order: each label made as they combine
+        current: list = [("", 1)]
+        sep = ""
+        for pairs, _ in dists:
+            if len(pairs) == 1:
+                text, k = ", ".join(pairs[0][0]), pairs[0][1]
+                current = [(prefix + sep + text, w * k) for prefix, w in current]
+            else:
+                joined = [(sep + ", ".join(texts), k) for texts, k in pairs]
+                current = [(prefix + text, w * k) for prefix, w in current for text, k in joined]
+            sep = ", "
+        return current, den
+    # else each label's texts are kept as a key, in the groups' order, joined once at the end
+    keys: list = [((), 1)]
+    for pairs, _ in dists:
+        keys = [(prefix + texts, w * k) for prefix, w in keys for texts, k in pairs]
     orders = ctx.setdefault("orders", {})      # each order of the --bys met, as a number (hashed fast)
     order = orders.setdefault(tuple(positions), len(orders))
-    return [((order, texts), n) for texts, n in current], den
+    return [((order, texts), n) for texts, n in keys], den
 
 
 def _joiner(ctx: dict):
