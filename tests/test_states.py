@@ -597,7 +597,7 @@ def test_a_count_and_a_field_of_a_counted_item_are_grouped_jointly(tmp_path):
 
 
 def test_first_min_max_and_highest_over_a_factored_list_read_only_the_items_they_tell_apart(tmp_path):
-    """first/min/max/highest/lowest over a factored list are read item by item: one --by per unit's score, each
+    """first/min/max/highest/lowest/list over a factored list are read item by item: one --by per unit's score, each
     reading only its own unit's check, for 14 units (3^14 cases expanded), and each equals the path
     enumeration on a small stack."""
     s = _graded(tmp_path, 14)
@@ -614,5 +614,6 @@ def test_first_min_max_and_highest_over_a_factored_list_read_only_the_items_they
     for by in (['first(u.id for u in units if u.broken)'], ['min(u.score for u in units if u.id != "U1")'],
                ['highest(u.id for u in units by u.score)', 'lowest(u.id for u in units by u.score)'],
                ['first(u.score for u in units if u.pinned)', "units.U1.pinned"],
-               ['all(u.pinned for u in units)', 'any(u.broken for u in units if u.id == "U2")', "marks.U2.hit"]):
+               ['all(u.pinned for u in units)', 'any(u.broken for u in units if u.id == "U2")', "marks.U2.hit"],
+               ['list(u.id for u in units if u.broken)', "units.U0.score"]):
         assert _same_every_way(small, by), by

@@ -8,8 +8,8 @@ joins ``TEXT=value`` for every ``--by``.
 
 Outcomes from exact odds may hold independent lists kept factored
 (odds/independent.py). Each ``--by`` is read from the random items it tells apart
-(a field of one item; a count, sum, any, all, first, min, max, highest or lowest
-over the items, item by item), ``--by``s sharing no item are worked out apart and
+(a field of one item; a count, sum, any, all, first, min, max, highest, lowest
+or list over the items, item by item), ``--by``s sharing no item are worked out apart and
 combined as a product, those sharing one jointly, and only what none of this
 covers is expanded; the shares are the same either way (``_labels``). An
 expression is evaluated once per distinct value of the fields it reads.
@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from ..errors import AdjudicationError, InputError, Position, did_you_mean
 from ..model.changes import input_records, is_view_of_inputs, record_changes, record_lists
-from ..model.values import Record, key_form, normalise, show
+from ..model.values import Record, check_built, key_form, normalise, show
 from .independent import MAX_CASES, Independent, expand, has_lazy, repeats, sample
 
 _PATH = re.compile(r"[A-Za-z_][\w-]*(\.[\w-]+)*")
@@ -422,7 +422,7 @@ def _labels(value, by: list[By], ctx: dict) -> tuple[list, int]:
     ``group_weights`` joins once for all the outcomes giving it.
 
     Each --by is read as a function of the random items it tells apart (its *cells*): a field of one item
-    reads that item's cell; a count, sum, any, all, first, min, max, highest or lowest over a factored list
+    reads that item's cell; a count, sum, any, all, first, min, max, highest, lowest or list over a factored list
     reads the cells whose items give it different parts; a --by that reads no random item is one text. The
     --bys are put in groups that share no cell. Random items are independent, so each group's distribution is
     worked out on its own (cell by cell, states it cannot tell apart merged) and the groups combine as a
@@ -487,7 +487,7 @@ class _Unfit(Exception):
 
 
 _SCALARS = frozenset({int, str, bool, type(None), Fraction})
-_FOLDS = frozenset({"count", "sum", "any", "all", "first", "min", "max", "highest", "lowest"})
+_FOLDS = frozenset({"count", "sum", "any", "all", "first", "min", "max", "highest", "lowest", "list"})
 
 
 def _strict(v):
@@ -519,7 +519,7 @@ class _Node:
 
 
 class _Fold:
-    """A count, sum, any, all, first, min, max, highest or lowest over a factored list: each item's part
+    """A count, sum, any, all, first, min, max, highest, lowest or list over a factored list: each item's part
     (``part(item)``), folded over the list's items in order. ``parts``: each node's factor items' parts."""
 
     __slots__ = ("by", "name", "nodes", "part", "parts", "cells", "order")
@@ -539,6 +539,8 @@ class _Fold:
             return (int, 0)
         if name in ("any", "all"):
             return name == "all"
+        if name == "list":
+            return ()
         return _NOTHING
 
     def add(self, acc, part):
@@ -553,6 +555,8 @@ class _Fold:
             return acc and part
         if part is _NOTHING:
             return acc
+        if name == "list":
+            return acc + (part,)
         if acc is _NOTHING:
             return part
         if name == "first":
@@ -571,6 +575,9 @@ class _Fold:
             v = normalise(acc[1])
         elif name in ("count", "any", "all"):
             v = acc
+        elif name == "list":        # bounded as the list built by evaluating the expression is
+            v = check_built(tuple([x[1] for x in acc]), self.by.runtime(), getattr(self.by.expr, "pos", None)) \
+                if acc else ()
         elif acc is _NOTHING:
             v = None
         else:
@@ -664,7 +671,7 @@ def _list_index(lst: Independent, ctx: dict):
 
 
 def _expression_reader(value, b: By):
-    """An expression that reads no random item is one text; a count/sum/any/all/first/min/max/highest/lowest
+    """An expression that reads no random item is one text; a count/sum/any/all/first/min/max/highest/lowest/list
     (... for x in FIELD ...) over a factored field, reading nothing else random, is a _Fold; else None."""
     if b.fields is None or value.__class__ is not Record:
         return None
