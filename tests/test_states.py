@@ -206,10 +206,15 @@ INDEPENDENT = {
 
 
 def _volley(tmp_path, n):
-    body = "ruleset: ..\nprocedure: volley\ninputs:\n  targets:\n" + "".join(
+    return _on_targets(tmp_path, INDEPENDENT, "volley", n)
+
+
+def _on_targets(tmp_path, files, procedure, n):
+    """A situation of ``procedure`` on n rifle targets U0, U1... in the fixture ruleset with ``files``."""
+    body = f"ruleset: ..\nprocedure: {procedure}\ninputs:\n  targets:\n" + "".join(
         f"    - {{id: U{i}, counter: rifle}}\n" for i in range(n))
-    root = write_ruleset(tmp_path, dict(INDEPENDENT, **{"situations/v.yaml": body}))
-    return load_situation(root / "situations/v.yaml")
+    root = write_ruleset(tmp_path, dict(files, **{"situations/s.yaml": body}))
+    return load_situation(root / "situations/s.yaml")
 
 
 def test_independent_checks_are_kept_factored_and_counted_exactly(tmp_path):
@@ -522,3 +527,85 @@ def test_a_roll_into_a_variable_nobody_asks_about_is_still_rolled(tmp_path):
                                     "situations/t.yaml": "ruleset: ..\nprocedure: two\ninputs:\n  flag: true\n"})
     s = load_situation(root / "situations/t.yaml")
     assert shares(exact_odds(s, ["first"], quick_paths=0)) == {f"first={i}": Fraction(1, 6) for i in range(1, 7)}
+
+
+GRADED = dict(INDEPENDENT, **{
+    "procedures/graded.ump":
+        "procedure grade(unit: unit):\n"
+        "    roll d = d6\n"
+        "    return {id: unit.id, broken: d >= 5, pinned: d >= 3, score: 2 if d >= 5 else (1 if d >= 3 else 0)}\n\n"
+        "procedure graded(targets: list[unit]):\n"
+        "    let out = []\n"
+        "    for each u in targets:\n"
+        "        let r = call grade(unit: u)\n"
+        "        set out = out + [r]\n"
+        "    emit units = out\n"
+        "    emit marks = list({id: u.id, hit: u.pinned} for u in out)\n",
+})
+
+
+def _graded(tmp_path, n):
+    return _on_targets(tmp_path, GRADED, "graded", n)
+
+
+THIRD = Fraction(1, 3)
+
+
+def test_two_fields_of_one_random_item_are_grouped_jointly(tmp_path):
+    """A d6 per unit: broken on 5-6, pinned on 3-6, so a broken unit is always pinned. Grouped by both fields of
+    U0 (and a field of another unit), the rows are the joint distribution, never the product of the two
+    fields' own shares (which would give 'broken, not pinned' a ninth)."""
+    s = _graded(tmp_path, 3)
+    by = ["units.U0.broken", "units.U0.pinned", "units.U2.broken"]
+    got = shares(exact_odds(s, by, quick_paths=0))
+    expected = {}
+    for (b0, p0), q in (((True, True), THIRD), ((False, True), THIRD), ((False, False), THIRD)):
+        for b2, r in ((True, THIRD), (False, 1 - THIRD)):
+            expected[f"units.U0.broken={str(b0).lower()}, units.U0.pinned={str(p0).lower()}, "
+                     f"units.U2.broken={str(b2).lower()}"] = q * r
+    assert got == expected
+    assert _same_every_way(s, by)
+
+
+def test_a_count_and_a_field_of_a_counted_item_are_grouped_jointly(tmp_path):
+    """How many are broken, beside whether U0 is pinned: U0's check is in both, so they are read together.
+    20 units: expanding the list would list 3^20 cases (refused); read cell by cell it is answered exactly."""
+    s = _graded(tmp_path, 20)
+    count = "count(u for u in units if u.broken)"
+    got = shares(exact_odds(s, [count, "units.U0.pinned"], quick_paths=0))
+    expected = {}
+    for k in range(21):
+        rest = lambda j: comb(19, j) * THIRD ** j * (1 - THIRD) ** (19 - j) if 0 <= j <= 19 else 0  # noqa: E731
+        pinned = THIRD * rest(k - 1) + THIRD * rest(k)        # broken (always pinned), or pinned only
+        unpinned = THIRD * rest(k)
+        for flag, p in (("true", pinned), ("false", unpinned)):
+            if p:
+                expected[f"{count}={k}, units.U0.pinned={flag}"] = p
+    assert got == expected
+    small = _graded(tmp_path / "small", 3)
+    for by in ([count, "units.U0.pinned"], ["units.U1.score", count, "units.U1.broken"],
+               ["marks.U0.hit", "units.U0.broken"], ["sum(u.score for u in units)", "marks.U2.hit"]):
+        assert _same_every_way(small, by), by
+
+
+def test_first_min_max_and_highest_over_a_factored_list_read_only_the_items_they_tell_apart(tmp_path):
+    """first/min/max/highest/lowest/list over a factored list are read item by item: one --by per unit's score, each
+    reading only its own unit's check, for 14 units (3^14 cases expanded), and each equals the path
+    enumeration on a small stack."""
+    s = _graded(tmp_path, 14)
+    by = [f'first(u.score for u in units if u.id == "U{i}")' for i in range(14)]
+    report = exact_odds(s, by, quick_paths=0)
+    assert len(report.rows) == 3 ** 14 and report.total == 1
+    assert all(p == THIRD ** 14 for _, p, _ in report.rows)
+    small = _graded(tmp_path / "small", 3)
+    got = shares(exact_odds(small, ["max(u.score for u in units)"], quick_paths=0))
+    # the highest of three scores, each 0, 1 or 2 with a third
+    assert got == {"max(u.score for u in units)=2": 1 - (2 * THIRD) ** 3,
+                   "max(u.score for u in units)=1": (2 * THIRD) ** 3 - THIRD ** 3,
+                   "max(u.score for u in units)=0": THIRD ** 3}
+    for by in (['first(u.id for u in units if u.broken)'], ['min(u.score for u in units if u.id != "U1")'],
+               ['highest(u.id for u in units by u.score)', 'lowest(u.id for u in units by u.score)'],
+               ['first(u.score for u in units if u.pinned)', "units.U1.pinned"],
+               ['all(u.pinned for u in units)', 'any(u.broken for u in units if u.id == "U2")', "marks.U2.hit"],
+               ['list(u.id for u in units if u.broken)', "units.U0.score"]):
+        assert _same_every_way(small, by), by

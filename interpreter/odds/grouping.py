@@ -7,9 +7,12 @@ names (``count(u for u in units if u.state == "broken")``). Each outcome's label
 joins ``TEXT=value`` for every ``--by``.
 
 Outcomes from exact odds may hold independent lists kept factored
-(odds/independent.py). A field of one item is read factor by factor, a count, sum,
-any or all over the items is convolved, and only what neither covers is
-expanded; the shares are the same either way.
+(odds/independent.py). Each ``--by`` is read from the random items it tells apart
+(a field of one item; a count, sum, any, all, first, min, max, highest, lowest
+or list over the items, item by item), ``--by``s sharing no item are worked out apart and
+combined as a product, those sharing one jointly, and only what none of this
+covers is expanded; the shares are the same either way (``_labels``). An
+expression is evaluated once per distinct value of the fields it reads.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from fractions import Fraction
 
 from ..errors import AdjudicationError, InputError, Position, did_you_mean
 from ..model.changes import input_records, is_view_of_inputs, record_changes, record_lists
-from ..model.values import Record, show
-from .independent import Independent, convolve, expand, has_lazy, repeats, sample
+from ..model.values import Record, check_built, key_form, normalise, show
+from .independent import MAX_CASES, Independent, expand, has_lazy, repeats, sample
 
 _PATH = re.compile(r"[A-Za-z_][\w-]*(\.[\w-]+)*")
 
@@ -57,8 +60,13 @@ class _MissingField:
 
 def field_value(value, path: str):
     """A dotted field of a result ('units.G1.state'); lists of records are searched by id."""
+    return _field(value, path.split("."), path)
+
+
+def _field(value, parts, path: str):
+    """``field_value`` of a path already split."""
     current = value
-    for part in path.split("."):
+    for part in parts:
         current = _step(current, part)
         if current is _NOTHING:
             return _MissingField(path)
@@ -66,6 +74,11 @@ def field_value(value, path: str):
 
 
 _NOTHING = object()
+
+
+def _memo_key(v):
+    """A value as a memo key: equal to another's only when both are the same kind, dice included."""
+    return (v.__class__, key_form(v))
 
 
 def _step(current, part: str):
@@ -90,8 +103,14 @@ class By:
         self.path: str | None
         self.fields: frozenset | None     # the result fields it reads (None: the whole result)
         self.shown: dict = {}   # its text values -> their labels (a simulation meets the same few each run)
+        self.parts: tuple = ()
+        self._values: dict = {}     # an expression's value by the values of the fields it reads
+        self._runtime = None
+        self._folded: tuple | None = None
+        self.parts_by_item: dict = {}   # a fold's part of each item (_expression_reader)
         if _PATH.fullmatch(text):
             self.path = text
+            self.parts = tuple(text.split("."))
             self.fields = frozenset({text.split(".", 1)[0]})
             if "." not in text:
                 self.top = text
@@ -127,20 +146,70 @@ class By:
         # 'result' and 'value' may name the whole result (a list, a number, a record without such a
         # field: see ``value``), so an expression reading either demands all of it
         self.fields = None if "result" in names or "value" in names else frozenset(names)
+        self.read = tuple(sorted(self.fields or ()))
 
     def value(self, result):
         if self.path is not None:
-            return field_value(result, self.path)
-        from ..model.dice import SeededDice
-        from ..runtime.state import Runtime
+            return _field(result, self.parts, self.path)
+        # an expression's value depends only on the fields it reads: worked out once per distinct values of
+        # those (each value by kind, so 1 and true stay apart), with one runtime (the expression rolls nothing:
+        # its bounds are reset for each evaluation, as a new runtime's would be)
+        fields = self.fields
+        if fields is not None and result.__class__ is Record:
+            key: tuple | None = tuple([_memo_key(result.get(f, _NOTHING)) for f in self.read])
+        else:
+            key = (_memo_key(result),)
+        try:
+            return self._values[key]
+        except KeyError:
+            pass
+        except TypeError:       # (a value that cannot be a key: worked out each time)
+            key = None
         env = dict(self.catalogues)
         env.update(result if isinstance(result, Record) else {"value": result})
         env.setdefault("result", result)
         try:
-            return self.fn(env, Runtime(self.ruleset, SeededDice(0)))
+            v = self.fn(env, self.runtime())
         except AdjudicationError as e:
             raise InputError(f"--by '{self.text}' cannot be evaluated on an outcome: {e.message}",
                              hint="the names of an expression are the result's fields") from None
+        if key is not None:
+            if len(self._values) >= 65536:
+                self._values.clear()
+            self._values[key] = v
+        return v
+
+    def runtime(self):
+        """The runtime an expression is evaluated with, its bounds as a new one's (kept: it rolls nothing)."""
+        from ..model.dice import SeededDice
+        from ..runtime.state import Runtime
+        rt = self._runtime
+        if rt is None:
+            rt = self._runtime = Runtime(self.ruleset, SeededDice(0))
+        rt.steps_left, rt.depth = rt.limits["steps"], 0
+        return rt
+
+    def fold_parts(self):
+        """An aggregate expression's element, condition and key compiled on their own (to read it over a
+        factored list item by item), and the names they read besides the item; compiled once."""
+        if self._folded is None:
+            self._folded = (self._compile_parts(),)
+        return self._folded[0]
+
+    def _compile_parts(self):
+        from ..analysis.names import free_names
+        from ..compiling.compiler import Compiler
+        e = self.expr
+        inner: set = set()
+        for part in (e.element, e.condition, e.key):
+            if part is not None:
+                inner |= free_names(part)
+        c = Compiler(self.ruleset)
+        c.rolls_may_hide, c.unordered_rolls = True, set()
+        for n in self.catalogues:
+            c.globals.pop(n, None)
+        return (c.expr(e.element), c.expr(e.condition) if e.condition is not None else None,
+                c.expr(e.key) if e.key is not None else None, frozenset(inner - {e.var}))
 
     def label(self, result) -> str:
         if self.top is not None and result.__class__ is Record:
@@ -244,21 +313,29 @@ def group_weights(found: dict, by: list[By], changes: dict | None = None) -> lis
     over one common denominator, and each label's share is one Fraction. ``changes`` (``by_changes``, with no
     ``by``): the outcomes' labels by what they change in the input records."""
     check_fields(found, by)
-    terms: list = []        # (label, numerator, denominator)
-    memo: dict = {}         # each record's and list's text, shown once for every outcome it is in
+    blocks: list = []       # ([(label, numerator)], the outcome's numerator, denominator); a factored outcome's
+    memo: dict = {}         # labels as keys (_labels). memo: each record's and list's text, shown once for
+    ctx: dict = {}          # every outcome it is in; ctx: what _labels works out once for every outcome
     for value, (n, d) in found.items():
         if changes is not None and value in changes:
-            terms.append((changes[value], n, d))
+            blocks.append((((changes[value], 1),), n, d))
         elif value.__class__ is not Stop and has_lazy(value):
-            pairs, den = _labels(value, by)
-            d *= den
-            terms.extend([(label, n * k, d) for label, k in pairs])
+            pairs, den = _labels(value, by, ctx)
+            blocks.append((pairs, n, d * den))
         else:
-            terms.append((group_label(value, by, memo), n, d))
-    common = math.lcm(*{d for _, _, d in terms}) if terms else 1
+            blocks.append((((group_label(value, by, memo), 1),), n, d))
+    common = math.lcm(*{d for _, _, d in blocks}) if blocks else 1
+    keyed: dict = {}
+    for pairs, n, d in blocks:
+        f = n * (common // d)
+        for label, k in pairs:
+            keyed[label] = keyed.get(label, 0) + k * f
     sums: dict[str, int] = {}
-    for label, n, d in terms:
-        sums[label] = sums.get(label, 0) + n * (common // d)
+    joined = _joiner(ctx)
+    for label, n in keyed.items():      # each factored outcome's key joined once
+        if label.__class__ is tuple:
+            label = joined(label)
+        sums[label] = sums.get(label, 0) + n
     # (n / common is the float of the share exactly as float(Fraction) would round it)
     order = sorted(sums.items(), key=lambda kv: (-(kv[1] / common), kv[0]))
     return [(label, Fraction(n, common)) for label, n in order]
@@ -339,149 +416,433 @@ def _shown(v) -> str:
     return "(none)" if v is _NOTHING else show(v)
 
 
-def _labels(value, by: list[By]) -> tuple[list, int]:
-    """Labels of a factored outcome: (label, numerator) pairs over one denominator."""
+def _labels(value, by: list[By], ctx: dict) -> tuple[list, int]:
+    """Labels of a factored outcome: ([(label, numerator)], denominator). A label is its text when the groups
+    below come in the --bys' order, else a key (the order's number, the texts in the groups' order) that
+    ``group_weights`` joins once for all the outcomes giving it.
+
+    Each --by is read as a function of the random items it tells apart (its *cells*): a field of one item
+    reads that item's cell; a count, sum, any, all, first, min, max, highest, lowest or list over a factored list
+    reads the cells whose items give it different parts; a --by that reads no random item is one text. The
+    --bys are put in groups that share no cell. Random items are independent, so each group's distribution is
+    worked out on its own (cell by cell, states it cannot tell apart merged) and the groups combine as a
+    product; the --bys of one group (two fields of one item, a count and a field of one counted item) are
+    read jointly, over the cells they share. A --by read any other way expands the outcome."""
     if not by:
         return _expanded(value, by)
-    slots = []           # per --by, in order: ([(text, numerator)], denominator)
-    used: set = set()
-    indexes: dict = {}
+    readers = []
     for b in by:
-        slot = _slot(value, b, used, indexes)
-        if slot is None:
+        r = _reader(value, b, ctx)
+        if r is None:
             return _expanded(value, by)
-        slots.append(slot)
-    current, den = slots[0]
-    for pairs, d in slots[1:]:
-        current = [(prefix + ", " + text, w * n) for prefix, w in current for text, n in pairs]
+        readers.append(r)
+    try:
+        groups = _groups(readers)
+        dists = [_group_distribution([readers[i] for i in g]) for g in groups]
+    except (_Unfit, AdjudicationError, TypeError):     # (expanded, each outcome is read as it is)
+        return _expanded(value, by)
+    if any(d is None for d in dists):
+        return _expanded(value, by)
+    positions = [i for g in groups for i in g]
+    den = 1
+    for _, d in dists:
         den *= d
-    return current, den
+    if positions == sorted(positions):      # the groups in the --bys' order: each label made as they combine
+        current: list = [("", 1)]
+        sep = ""
+        for pairs, _ in dists:
+            if len(pairs) == 1:
+                text, k = ", ".join(pairs[0][0]), pairs[0][1]
+                current = [(prefix + sep + text, w * k) for prefix, w in current]
+            else:
+                joined = [(sep + ", ".join(texts), k) for texts, k in pairs]
+                current = [(prefix + text, w * k) for prefix, w in current for text, k in joined]
+            sep = ", "
+        return current, den
+    # else each label's texts are kept as a key, in the groups' order, joined once at the end
+    keys: list = [((), 1)]
+    for pairs, _ in dists:
+        keys = [(prefix + texts, w * k) for prefix, w in keys for texts, k in pairs]
+    orders = ctx.setdefault("orders", {})      # each order of the --bys met, as a number (hashed fast)
+    order = orders.setdefault(tuple(positions), len(orders))
+    return [((order, texts), n) for texts, n in keys], den
+
+
+def _joiner(ctx: dict):
+    """A function joining a factored outcome's key (``_labels``) into its label: its texts in the --bys' order."""
+    perms: dict = {}
+    for positions, number in ctx.get("orders", {}).items():
+        perms[number] = None if list(positions) == sorted(positions) else sorted(range(len(positions)),
+                                                                                 key=positions.__getitem__)
+
+    def joined(key: tuple) -> str:
+        perm = perms[key[0]]
+        texts = key[1]
+        return ", ".join(texts) if perm is None else ", ".join([texts[i] for i in perm])
+    return joined
+
+
+class _Unfit(Exception):
+    """A --by that cannot be read factor by factor here (the outcome is expanded instead)."""
+
+
+_SCALARS = frozenset({int, str, bool, type(None), Fraction})
+_FOLDS = frozenset({"count", "sum", "any", "all", "first", "min", "max", "highest", "lowest", "list"})
+
+
+def _strict(v):
+    """A fold's part as a key: equal only to the same value of the same kind (1 and true stay apart)."""
+    if v.__class__ not in _SCALARS:
+        raise _Unfit
+    return (v.__class__, v)
+
+
+class _Const:
+    """A --by that reads no random item of the outcome: one text."""
+
+    __slots__ = ("text",)
+    cells: frozenset = frozenset()
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+class _Node:
+    """A --by that reads one random item (a list's node): ``text(item)``. ``effects``: the texts of the node's
+    factor items, with their weights."""
+
+    __slots__ = ("node", "text", "effects", "cells")
+
+    def __init__(self, node: Independent, text, effects: list):
+        self.node, self.text, self.effects = node, text, effects
+        self.cells = frozenset({id(node.cell)}) if len({t for t, _ in effects}) > 1 else frozenset()
+
+
+class _Fold:
+    """A count, sum, any, all, first, min, max, highest, lowest or list over a factored list: each item's part
+    (``part(item)``), folded over the list's items in order. ``parts``: each node's factor items' parts."""
+
+    __slots__ = ("by", "name", "nodes", "part", "parts", "cells", "order")
+
+    def __init__(self, by: By, name: str, nodes: list, part):
+        self.by, self.name, self.nodes, self.part = by, name, nodes, part
+        self.parts = [[(part(item), q) for item, q in node.factor] for node in nodes]
+        self.cells = frozenset(id(node.cell) for node, ps in zip(nodes, self.parts)
+                               if len({p for p, _ in ps}) > 1)
+        self.order = tuple(id(node.cell) for node in nodes)
+
+    def start(self):
+        name = self.name
+        if name == "count":
+            return 0
+        if name == "sum":
+            return (int, 0)
+        if name in ("any", "all"):
+            return name == "all"
+        if name == "list":
+            return ()
+        return _NOTHING
+
+    def add(self, acc, part):
+        name = self.name
+        if name == "count":
+            return acc + part
+        if name == "sum":
+            return _strict(acc[1] + part[1])
+        if name == "any":
+            return acc or part
+        if name == "all":
+            return acc and part
+        if part is _NOTHING:
+            return acc
+        if name == "list":
+            return acc + (part,)
+        if acc is _NOTHING:
+            return part
+        if name == "first":
+            return acc
+        if name == "min":       # (as min() keeps the first of equal values)
+            return part if part[1] < acc[1] else acc
+        if name == "max":
+            return part if part[1] > acc[1] else acc
+        if name == "highest":
+            return part if part[1][1] > acc[1][1] else acc
+        return part if part[1][1] < acc[1][1] else acc
+
+    def text_of(self, acc) -> str:
+        name = self.name
+        if name == "sum":
+            v = normalise(acc[1])
+        elif name in ("count", "any", "all"):
+            v = acc
+        elif name == "list":        # bounded as the list built by evaluating the expression is
+            v = check_built(tuple([x[1] for x in acc]), self.by.runtime(), getattr(self.by.expr, "pos", None)) \
+                if acc else ()
+        elif acc is _NOTHING:
+            v = None
+        else:
+            v = acc[0][1] if name in ("highest", "lowest") else acc[1]
+        return self.by.text_of(v)
+
+
+def _reader(value, b: By, ctx: dict):
+    """How ``b`` reads the factored outcome ``value``: a _Const, _Node or _Fold, or None (expand it)."""
+    if b.path is not None:
+        return _path_reader(value, b, ctx)
+    return _expression_reader(value, b)
+
+
+def _path_reader(value, b: By, ctx: dict):
+    current = value
+    parts = b.parts
+    for i, part in enumerate(parts):
+        if current.__class__ is Independent:
+            nodes, ids = _list_index(current, ctx)
+            index = ids.get(part, _NOTHING)
+            if index is None:           # the id moves between items, or is in several
+                return None
+            if index is _NOTHING:       # no item has that id: by position, as _step reads it
+                if not (part.isdigit() and int(part) < len(nodes)):
+                    return _Const(b.text_of(_MissingField(b.path)))
+                index = int(part)
+            node = nodes[index]
+            key = (id(b), id(node.factor))
+            found = ctx.get(key)
+            if found is not None and found[0] is node.factor:
+                return _Node(node, found[1], found[2])
+            rest = parts[i + 1:]
+            text = _item_text(b, rest)
+            try:
+                effects = [(text(item), q) for item, q in node.factor]
+            except _Unfit:
+                return None
+            ctx[key] = (node.factor, text, effects)
+            return _Node(node, text, effects)
+        current = _step(current, part)
+        if current is _NOTHING:
+            return _Const(b.text_of(_MissingField(b.path)))
+    if has_lazy(current):
+        return None
+    return _Const(b.text_of(current))
+
+
+def _item_text(b: By, rest: tuple):
+    """The text ``b`` gives an item of the list its path enters (``rest``: the path after the item)."""
+    missing = _MissingField(b.path)
+    if len(rest) == 1:
+        one = rest[0]
+
+        def text(item):
+            v = item.get(one, _NOTHING) if item.__class__ is Record else _step(item, one)
+            if v is _NOTHING:
+                return b.text_of(missing)
+            if (v.__class__ is Record or v.__class__ is tuple) and has_lazy(v):
+                raise _Unfit
+            return b.text_of(v)
+        return text
+
+    def text_at(item):
+        v = item
+        for p in rest:
+            v = _step(v, p)
+            if v is _NOTHING:
+                return b.text_of(missing)
+        if v.__class__ is Independent or ((v.__class__ is Record or v.__class__ is tuple) and has_lazy(v)):
+            raise _Unfit
+        return b.text_of(v)
+    return text_at
+
+
+def _list_index(lst: Independent, ctx: dict):
+    """The list's nodes, and which node holds each id (None: the id moves between items, or is in several);
+    once per list (the outcome keeps the list alive meanwhile)."""
+    found = ctx.get(id(lst))
+    if found is not None and found[0] is lst:
+        return found[1], found[2]
+    nodes = lst.nodes()
+    ids: dict = {}
+    for i, node in enumerate(nodes):
+        here = {str(item.get("id")) if item.__class__ is Record else _NOTHING for item, _ in node.factor}
+        for one in here:
+            ids[one] = i if len(here) == 1 and one not in ids else None
+    ids.pop(_NOTHING, None)
+    ctx[id(lst)] = (lst, nodes, ids)
+    return nodes, ids
+
+
+def _expression_reader(value, b: By):
+    """An expression that reads no random item is one text; a count/sum/any/all/first/min/max/highest/lowest/list
+    (... for x in FIELD ...) over a factored field, reading nothing else random, is a _Fold; else None."""
+    if b.fields is None or value.__class__ is not Record:
+        return None
+    lazy = [f for f in b.fields if f in value and has_lazy(value[f])]
+    if not lazy:
+        return _Const(b.label(value))
+    from ..reading import syntax as ast
+    e = b.expr
+    if not isinstance(e, ast.Aggregate) or e.name not in _FOLDS or not isinstance(e.source, ast.Name) \
+            or lazy != [e.source.name] or (e.key is not None) != (e.name in ("highest", "lowest")):
+        return None
+    lst = value[e.source.name]
+    if lst.__class__ is not Independent or repeats(lst):
+        return None
+    element, cond, key, inner = b.fold_parts()
+    if not all(n in value or n in b.catalogues or n in b.ruleset.catalogues for n in inner):
+        return None
+    # each item's part, kept by the item when the expression reads nothing of the result but the list
+    known = b.parts_by_item if not any(n in value for n in inner) else None
+    rt = b.runtime()
+    env = dict(b.catalogues)
+    env.update(value)
+    name, var = e.name, e.var
+
+    def part(item):
+        if known is not None:
+            k = _memo_key(item)
+            found = known.get(k, _NOTHING)
+            if found is not _NOTHING:
+                return found
+            if len(known) >= 65536:
+                known.clear()
+            found = known[k] = worked_out(item)
+            return found
+        return worked_out(item)
+
+    def worked_out(item):
+        env[var] = item
+        rt.steps_left, rt.depth = rt.limits["steps"], 0
+        ok = cond(env, rt) is True if cond is not None else True
+        if name == "count":
+            return 1 if ok else 0
+        if not ok:
+            return (int, 0) if name == "sum" else (name == "all") if name in ("any", "all") else _NOTHING
+        v = element(env, rt)
+        if name in ("any", "all"):
+            return v is True
+        if name in ("highest", "lowest"):
+            return (_strict(v), _strict(key(env, rt)))
+        return _strict(v)
+    try:
+        return _Fold(b, name, lst.nodes(), part)
+    except (AdjudicationError, TypeError, _Unfit):
+        return None
+
+
+def _groups(readers: list) -> list:
+    """The readers' indexes in groups that share no cell, each in order (the first reader's group first)."""
+    parent = list(range(len(readers)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    owner: dict = {}
+    for i, r in enumerate(readers):
+        for c in r.cells:
+            j = owner.setdefault(c, i)
+            if root(j) != root(i):
+                parent[root(i)] = root(j)
+    groups: dict = {}
+    for i in range(len(readers)):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def _group_distribution(readers: list):
+    """The joint distribution of one group's texts: ([(texts, numerator)], denominator), or None (expand).
+
+    Worked out cell by cell (a fold's in its list's order, then the cells only fields read): each state holds
+    what each reader has so far (a field's text, a fold's running value), and states alike merge."""
+    first = readers[0]
+    if len(readers) == 1:
+        if first.__class__ is _Const:
+            return [((first.text,), 1)], 1
+        if first.__class__ is _Node:
+            return _integer_weights([((t,), q) for t, q in first.effects])
+    if all(r.__class__ is _Node and r.node is first.node for r in readers):     # fields of one item
+        return _integer_weights([(tuple([r.effects[k][0] for r in readers]), q)
+                                 for k, (_, q) in enumerate(first.node.factor)])
+    folds = [r for r in readers if r.__class__ is _Fold]
+    if any(f.order != folds[0].order for f in folds[1:]):
+        return None         # folds over lists in different orders: not followed here
+    cells = set().union(*[r.cells for r in readers])
+    steps: list = []        # (cell id, [(reader index, node, position in a fold's list or None)])
+    at: dict = {}
+    if folds:
+        for pos, c in enumerate(folds[0].order):
+            at[c] = len(steps)
+            steps.append((c, [(i, r.nodes[pos], pos) for i, r in enumerate(readers) if r.__class__ is _Fold]))
+    for i, r in enumerate(readers):
+        if r.__class__ is _Node and id(r.node.cell) in cells:
+            c = id(r.node.cell)
+            if c not in at:
+                at[c] = len(steps)
+                steps.append((c, []))
+            steps[at[c]][1].append((i, r.node, None))
+    start = tuple([r.start() if r.__class__ is _Fold else None for r in readers])
+    states: dict = {start: Fraction(1)}
+    for c, touching in steps:
+        outcomes = _step_outcomes(readers, c in cells, touching)
+        nxt: dict = {}
+        for state, p in states.items():
+            for effect, q in outcomes:
+                now = list(state)
+                for (i, _, pos), e in zip(touching, effect):
+                    now[i] = readers[i].add(now[i], e) if pos is not None else e
+                after = tuple(now)
+                w = p if q is None else p * q
+                had = nxt.get(after)
+                nxt[after] = w if had is None else had + w
+        states = nxt
+        if len(states) > MAX_CASES:
+            return None
+    texts: list = []
+    for state, p in states.items():
+        texts.append((tuple([r.text if r.__class__ is _Const else
+                             r.text_of(v) if r.__class__ is _Fold else
+                             v if v is not None else r.effects[0][0]
+                             for r, v in zip(readers, state)]), p))
+    return _integer_weights(texts)
+
+
+def _step_outcomes(readers: list, varies: bool, touching: list) -> list:
+    """One cell's outcomes as (the effect on each touching reader, weight; None: certain), equal effects merged.
+    One node read there: its factor's items; several (lists sharing the random item): the cell's draws, each
+    node's item the image of the same draw."""
+    if not varies:          # every draw gives every reader here the same effect: the first, for certain
+        return [(tuple([readers[i].parts[pos][0][0] if pos is not None else readers[i].effects[0][0]
+                        for i, _, pos in touching]), None)]
+    nodes = {id(node) for _, node, _ in touching}
+    acc: dict = {}
+    if len(nodes) == 1:
+        node = touching[0][1]
+        for k, (_, q) in enumerate(node.factor):
+            one = tuple([readers[i].parts[pos][k][0] if pos is not None else readers[i].effects[k][0]
+                         for i, _, pos in touching])
+            had = acc.get(one)
+            acc[one] = q if had is None else had + q
+    else:
+        cell = touching[0][1].cell
+        for k, (x, q) in enumerate(cell):
+            drawn = []
+            for i, node, pos in touching:
+                item = x if node.images is None else node.images[k]
+                r = readers[i]
+                drawn.append(r.part(item) if pos is not None else r.text(item))
+            one = tuple(drawn)
+            had = acc.get(one)
+            acc[one] = q if had is None else had + q
+    return list(acc.items())
 
 
 def _integer_weights(pairs: list) -> tuple[list, int]:
-    """(text, Fraction) pairs as (text, numerator) over their least common denominator, equal texts summed."""
+    """(key, Fraction) pairs as (key, numerator) over their least common denominator, equal keys summed."""
     den = math.lcm(*{q.denominator for _, q in pairs})
     acc: dict = {}
-    for text, q in pairs:
-        acc[text] = acc.get(text, 0) + q.numerator * (den // q.denominator)
+    for key, q in pairs:
+        acc[key] = acc.get(key, 0) + q.numerator * (den // q.denominator)
     return list(acc.items()), den
-
-
-def _slot(value, b: By, used: set, indexes: dict):
-    """The distribution of one --by's label part, if it reads at most one factor not read before:
-    ([(text, numerator)], denominator)."""
-    if b.path is not None:
-        current = value
-        parts = b.path.split(".")
-        for i, part in enumerate(parts):
-            if current.__class__ is Independent:
-                factors = current.factors()
-                index = _factor_index(current, factors, part, indexes)
-                # (a random item read twice, here or through a list sharing it, is not independent of itself)
-                if index is None or id(current.nodes()[index].cell) in used:
-                    return None
-                used.add(id(current.nodes()[index].cell))
-                rest = parts[i + 1:]
-                one = rest[0] if len(rest) == 1 else None
-                texts: dict = {}     # a text's weights (several items may show the same value)
-                for item, q in factors[index]:
-                    if one is not None and item.__class__ is Record:
-                        v = item.get(one, _NOTHING)
-                        if v is _NOTHING:
-                            v = _MissingField(one)
-                    else:
-                        v = _field(item, rest) if rest else item
-                    text = b.text_of(v)
-                    found = texts.get(text)
-                    if found is None:
-                        texts[text] = [q]
-                    else:
-                        found.append(q)
-                den = math.lcm(*{q.denominator for qs in texts.values() for q in qs})
-                return [(text, sum([q.numerator * (den // q.denominator) for q in qs]))
-                        for text, qs in texts.items()], den
-            current = _step(current, part)
-            if current is _NOTHING:
-                return [(b.text_of(_MissingField(b.path)), 1)], 1
-        if has_lazy(current):
-            return None
-        return [(b.text_of(current), 1)], 1
-    slot = _expression_slot(value, b, used)
-    return _integer_weights(slot) if slot is not None else None
-
-
-def _field(value, parts: list):
-    """``field_value`` of a path already split (``parts`` not empty)."""
-    current = value
-    for part in parts:
-        current = _step(current, part)
-        if current is _NOTHING:
-            return _MissingField(".".join(parts))
-    return current
-
-
-def _factor_index(lst: Independent, factors: list, part: str, indexes: dict):
-    """Which factor of ``lst`` holds the item with id ``part`` (or at position ``part``): None if none does,
-    or the id is in several factors, or shares a factor with other ids (the id moves between items)."""
-    if part.isdigit():
-        i = int(part)
-        return i if i < len(factors) else None
-    found = indexes.get(id(lst))
-    if found is None:       # every id's factor, once per list (the outcome keeps the list alive meanwhile)
-        found = indexes[id(lst)] = {}
-        for i, f in enumerate(factors):
-            ids = {str(item.get("id")) if isinstance(item, Record) else None for item, _ in f}
-            for one in ids:
-                found[one] = i if len(ids) == 1 and one not in found else None
-    return found.get(part)
-
-
-def _expression_slot(value, b: By, used: set):
-    """count/sum/any/all(... for x in FIELD ...) over a factored field: convolved; else None (expand)."""
-    from ..analysis.names import free_names
-    from ..reading import syntax as ast
-    e = b.expr
-    if not isinstance(e, ast.Aggregate) or e.name not in ("count", "sum", "any", "all") or e.key is not None \
-            or not isinstance(e.source, ast.Name) or not isinstance(value, Record):
-        return None
-    lst = value.get(e.source.name)
-    if lst.__class__ is not Independent or any(has_lazy(v) for k, v in value.items() if k != e.source.name):
-        return None
-    cells = {id(node.cell) for node in lst.nodes()}
-    if repeats(lst) or not cells.isdisjoint(used):
-        return None
-    inner = set()
-    for part in (e.element, e.condition):
-        if part is not None:
-            inner |= free_names(part)
-    if not inner <= {e.var} | set(value.keys()) | set(b.catalogues) | set(b.ruleset.catalogues):
-        return None
-    from ..compiling.compiler import Compiler
-    from ..model.dice import SeededDice
-    from ..runtime.state import Runtime
-    c = Compiler(b.ruleset)
-    c.rolls_may_hide, c.unordered_rolls = True, set()
-    for n in b.catalogues:
-        c.globals.pop(n, None)
-    element, cond = c.expr(e.element), c.expr(e.condition) if e.condition is not None else None
-    rt = Runtime(b.ruleset, SeededDice(0))
-    env = dict(b.catalogues)
-    env.update(value)
-
-    def part_of(item):
-        env[e.var] = item
-        ok = cond(env, rt) if cond is not None else True
-        if e.name == "count":
-            return ok
-        if ok is not True:
-            return 0 if e.name == "sum" else (e.name == "all")
-        return element(env, rt)
-    try:
-        dist = convolve(lst, part_of, e.name)
-    except (AdjudicationError, TypeError):
-        return None
-    used |= cells
-    return [(f"{b.text}={show(v)}", q) for v, q in dist]
 
 
 def _expanded(value, by: list[By]) -> tuple[list, int]:
