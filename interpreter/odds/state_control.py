@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from operator import itemgetter
+from itertools import repeat
+from operator import is_, itemgetter
 
 from ..analysis.caching import EMIT
 from ..errors import AdjudicationError, LimitError
@@ -87,11 +88,11 @@ def _columns(states: list, names: tuple, get=None) -> list:
     try:
         rows = [get(st.env) for st in states]
     except KeyError:        # a variable not set on some path: told apart by its absence
-        rows = [tuple([st.env.get(n, _MISSING) for n in names]) for st in states]
+        rows = [tuple(map(st.env.get, names, repeat(_MISSING))) for st in states]
     else:
         if len(names) == 1:
             return [rows]
-    return [list(col) for col in zip(*rows)]
+    return list(zip(*rows))     # (each column a tuple: only read)
 
 
 def _numbers(col: list, form, apart: bool = False):
@@ -104,10 +105,10 @@ def _numbers(col: list, form, apart: bool = False):
     if apart:
         by_form: dict = {}
         return [by_form.setdefault(form(v), len(by_form)) for v in col]
+    if col and all(map(is_, col, repeat(col[0]))):     # (the usual case, told without making an id per state)
+        return None
     ids = list(map(id, col))
     first = dict(zip(ids, col))
-    if len(first) == 1:
-        return None
     by_form = {}
     other = {}      # the id of an object whose form an earlier object has -> that object's id
     if form is None:
@@ -583,10 +584,20 @@ class StateControl(EnumeratorHost):
     def _emits_apart(self, states: list) -> tuple:
         """The emitted fields, as held places ``(EMIT, field)``, that the states do not all hold as the very same
         object, and where no state holds an independent list (which must stay where expanding finds it)."""
+        emitted = [st.env[EMIT] for st in states]
+        if all(map(is_, emitted, repeat(emitted[0]))):
+            return ()
         fields: dict = {}
-        for st in states:
-            for k, v in st.env[EMIT].items():
-                fields.setdefault(k, {})[id(v)] = v
+        names = set(map(tuple, emitted))
+        if len(names) == 1:     # (the usual case: every state emitted the same fields, field by field)
+            for k in names.pop():
+                col = [e[k] for e in emitted]
+                if not all(map(is_, col, repeat(col[0]))):
+                    fields[k] = {id(v): v for v in col}
+        else:
+            for e in emitted:
+                for k, v in e.items():
+                    fields.setdefault(k, {})[id(v)] = v
         out = []
         for k, values in fields.items():
             if len(values) > 1 and not (self.lazy_made and any(v.__class__ is not Held and has_lazy(v)
