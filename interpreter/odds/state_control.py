@@ -12,7 +12,6 @@ from operator import is_, itemgetter
 from ..analysis.caching import EMIT
 from ..errors import AdjudicationError, LimitError
 from ..model.values import DEAD, Roll, holds_roll, key_form, show, type_name
-from ..runtime.operators import truth
 from .held import MISSING, Held, combined, get, outside
 from .independent import Independent, has_lazy, lists_in, map_items
 from .state_host import EnumeratorHost
@@ -137,17 +136,20 @@ class StateControl(EnumeratorHost):
 
     def _if(self, node: _If, states, outcomes, rt, plan) -> list:
         branches = node.branches
-
-        def which(env, rt_):
-            for i, (cond, pos, _) in enumerate(branches):
-                if cond is None:
-                    return i
-                c = cond(env, rt_)
-                if c is True:
-                    return i
-                if c is not False:
-                    truth(c, pos)
-            return -1
+        which = node.which
+        if not node.random and len(states) == 1:       # (one state, as in most rounds of a factored loop)
+            st = states[0]
+            steps = rt.steps_left = st.steps
+            try:
+                i = which(st.env, rt)
+            except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                self._outcome(outcomes, plan, _stop(e), st.num, st.den)
+                self.if_idle = True
+                return []
+            self.runs += 1
+            self._charge(steps - rt.steps_left + self.run_cost)
+            self.if_idle = i < 0
+            return states if i < 0 else self._block(branches[i][2], states, outcomes, rt, plan)
         groups: dict = {}
         if node.random:
             picked: list = []
