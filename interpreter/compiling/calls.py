@@ -208,8 +208,9 @@ class CallCompiler(CompilerHost):
                 return found[0]
 
             def call_pure(env, rt):
-                if rt.trace is None and rt.call_hook is None:
-                    # a pure function of its arguments: the same arguments give the same result
+                if rt.trace is None:
+                    # a pure function of its arguments: the same arguments give the same result (under the odds'
+                    # call hook too: every hook runs a deterministic procedure as it is, nothing to enumerate)
                     given_values = tuple([f(env, rt) for f in fns])
                     ids = tuple(map(id, given_values))
                     found = by_id.get(ids)

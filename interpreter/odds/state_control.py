@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from operator import itemgetter
+from itertools import repeat
+from operator import is_, itemgetter
 
 from ..analysis.caching import EMIT
 from ..errors import AdjudicationError, LimitError
 from ..model.values import DEAD, Roll, holds_roll, key_form, show, type_name
-from ..runtime.operators import truth
 from .held import MISSING, Held, combined, get, outside
 from .independent import Independent, has_lazy, lists_in, map_items
 from .state_host import EnumeratorHost
@@ -87,11 +87,11 @@ def _columns(states: list, names: tuple, get=None) -> list:
     try:
         rows = [get(st.env) for st in states]
     except KeyError:        # a variable not set on some path: told apart by its absence
-        rows = [tuple([st.env.get(n, _MISSING) for n in names]) for st in states]
+        rows = [tuple(map(st.env.get, names, repeat(_MISSING))) for st in states]
     else:
         if len(names) == 1:
             return [rows]
-    return [list(col) for col in zip(*rows)]
+    return list(zip(*rows))     # (each column a tuple: only read)
 
 
 def _numbers(col: list, form, apart: bool = False):
@@ -104,10 +104,10 @@ def _numbers(col: list, form, apart: bool = False):
     if apart:
         by_form: dict = {}
         return [by_form.setdefault(form(v), len(by_form)) for v in col]
+    if col and all(map(is_, col, repeat(col[0]))):     # (the usual case, told without making an id per state)
+        return None
     ids = list(map(id, col))
     first = dict(zip(ids, col))
-    if len(first) == 1:
-        return None
     by_form = {}
     other = {}      # the id of an object whose form an earlier object has -> that object's id
     if form is None:
@@ -136,17 +136,20 @@ class StateControl(EnumeratorHost):
 
     def _if(self, node: _If, states, outcomes, rt, plan) -> list:
         branches = node.branches
-
-        def which(env, rt_):
-            for i, (cond, pos, _) in enumerate(branches):
-                if cond is None:
-                    return i
-                c = cond(env, rt_)
-                if c is True:
-                    return i
-                if c is not False:
-                    truth(c, pos)
-            return -1
+        which = node.which
+        if not node.random and len(states) == 1:       # (one state, as in most rounds of a factored loop)
+            st = states[0]
+            steps = rt.steps_left = st.steps
+            try:
+                i = which(st.env, rt)
+            except Exception as e:      # a stop (refusal, unknown cell, fail) is an outcome
+                self._outcome(outcomes, plan, _stop(e), st.num, st.den)
+                self.if_idle = True
+                return []
+            self.runs += 1
+            self._charge(steps - rt.steps_left + self.run_cost)
+            self.if_idle = i < 0
+            return states if i < 0 else self._block(branches[i][2], states, outcomes, rt, plan)
         groups: dict = {}
         if node.random:
             picked: list = []
@@ -583,10 +586,20 @@ class StateControl(EnumeratorHost):
     def _emits_apart(self, states: list) -> tuple:
         """The emitted fields, as held places ``(EMIT, field)``, that the states do not all hold as the very same
         object, and where no state holds an independent list (which must stay where expanding finds it)."""
+        emitted = [st.env[EMIT] for st in states]
+        if all(map(is_, emitted, repeat(emitted[0]))):
+            return ()
         fields: dict = {}
-        for st in states:
-            for k, v in st.env[EMIT].items():
-                fields.setdefault(k, {})[id(v)] = v
+        names = set(map(tuple, emitted))
+        if len(names) == 1:     # (the usual case: every state emitted the same fields, field by field)
+            for k in names.pop():
+                col = [e[k] for e in emitted]
+                if not all(map(is_, col, repeat(col[0]))):
+                    fields[k] = {id(v): v for v in col}
+        else:
+            for e in emitted:
+                for k, v in e.items():
+                    fields.setdefault(k, {})[id(v)] = v
         out = []
         for k, values in fields.items():
             if len(values) > 1 and not (self.lazy_made and any(v.__class__ is not Held and has_lazy(v)

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..analysis.caching import EMIT
 from ..model.values import DEAD
+from ..runtime.operators import truth
 
 
 class State:
@@ -53,8 +54,9 @@ class _Leaf:
 
 
 class _If:
-    __slots__ = ("branches", "key", "pos", "strict", "attr", "random", "branching", "same", "reads")
+    __slots__ = ("branches", "key", "pos", "strict", "attr", "random", "branching", "same", "reads", "which")
     branches: Any
+    which: Any      # (env, rt) -> the index of the branch taken, -1 for none (``_which``)
     key: Any
     pos: Any
     strict: Any
@@ -119,6 +121,21 @@ class Key:
         self.rolls = tuple((i, _reader(readings.get(n))) for i, n in enumerate(names) if n in rolls)
         # the live values at once (one name gives the value itself: a key only meets keys of its own Key)
         self.get = itemgetter(*names) if names else None
+
+
+def _which(branches: tuple):
+    """An ``if``'s branch chooser: the index of the first branch whose condition holds (-1: none does)."""
+    def which(env, rt):
+        for i, (cond, pos, _) in enumerate(branches):
+            if cond is None:
+                return i
+            c = cond(env, rt)
+            if c is True:
+                return i
+            if c is not False:
+                truth(c, pos)
+        return -1
+    return which
 
 
 def _reader(fields):

@@ -14,7 +14,7 @@ from ..analysis.names import bound_names, free_names, roll_names, walk
 from ..analysis.roll_usage import roll_readings
 from ..reading import syntax as ast
 from .demand import ALL
-from .state_nodes import Key, _Block, _For, _If, _join, _Leaf, _Map, _sequence
+from .state_nodes import Key, _Block, _For, _If, _join, _Leaf, _Map, _sequence, _which
 
 _ABSORBING = (ast.Literal, ast.Name, ast.Attribute, ast.RecordExpr, ast.ListExpr, ast.Update, ast.Conditional,
               ast.Interpolated)
@@ -304,6 +304,7 @@ class Plan:
                 live_in |= inner
                 branches.append((self.parts[id(b)], b.condition.pos if b.condition is not None else b.pos, block))
             node.branches = tuple(branches)
+            node.which = _which(node.branches)
             node.strict, node.attr = conds, set()
             node.random = any(self._random(b.condition) for b in s.branches if b.condition is not None)
             node.branching = node.random or any(n.branching for _, _, block in branches for n in block.nodes)

@@ -57,14 +57,17 @@ def _still_lazy(env: dict, lazy: frozenset, targets: frozenset | None) -> frozen
     when not known) can have become one, and those that held one may have been overwritten."""
     if targets is None:
         return frozenset(n for n, v in env.items() if n != EMIT and has_lazy(v))
-    out = []
-    for n in lazy | targets:
+    # (the others it held are not assigned: they hold theirs still, not walked again)
+    became = []
+    for n in targets:
         v = env.get(n)
         c = v.__class__
         # (a scalar holds none: told by its class, without asking has_lazy)
         if c is Independent or ((c is Record or c is tuple) and has_lazy(v)):
-            out.append(n)
-    return frozenset(out)
+            became.append(n)
+    if lazy.isdisjoint(targets):
+        return lazy.union(became) if became else lazy
+    return (lazy - targets).union(became)
 
 
 def _stop(e):
