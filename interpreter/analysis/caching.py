@@ -387,10 +387,12 @@ def deepest(values, d: int = 0) -> int:
 
 # ---- whole runs kept by the dice they drew -------------------------------------------------------------------
 
-PATH_OUTCOMES = 512
-"""Most outcomes the rolls along a kept path may have together (21 for a 2d6 read by its total, 441 for two): a
-run whose dice have more is not kept, and the runs taking the branch where it left the kept tree are not kept
-either (they run in full from there: their paths would rarely repeat)."""
+PATH_OUTCOMES = 10_000
+"""Most outcomes the rolls along a kept path may have together (21 for a 2d6 whose order is not read, 9,261 for
+three): a run whose dice have more is not kept, and the runs taking the branch where it left the kept tree are
+not kept either (they run in full from there: their paths would rarely repeat)."""
+PATH_NODES = 8192
+"""Most branches a procedure's kept paths hold before they are dropped (and given up the second time)."""
 _PATH_TRIAL = 1024
 """Runs of a procedure over which its dice-path memo is given up if three in four of them missed (only speed
 changes)."""
@@ -398,14 +400,16 @@ _STOP = ("stop",)     # a branch of a kept path beyond which runs are not kept (
 
 
 class _Recording:
-    """The dice of a run being recorded: the faces already drawn for it (``replay``) first, in order, then the
-    source's own; every roll logged with the steps the run had used when it was made (a kept path's node)."""
+    """The dice of runs being recorded: faces to give back first (``replay``, from ``at`` on), in order, then the
+    source's own; every roll logged with the steps left when it was made. One per runtime, however deeply
+    recorded runs nest: a run records its rolls as the stretch of the log from where it started (see
+    ``dice_path_runner``), so a roll passes through one recording, not one per call it is made in."""
 
-    __slots__ = ("source", "replay", "at", "rt", "start", "log")
+    __slots__ = ("source", "replay", "at", "rt", "log")
 
-    def __init__(self, source, replay: list, rt, start: int):
-        self.source, self.replay, self.at, self.rt, self.start = source, replay, 0, rt, start
-        self.log: list[tuple] = []
+    def __init__(self, source, rt):
+        self.source, self.replay, self.at, self.rt = source, [], 0, rt
+        self.log: list[tuple] = []     # (kind, label, pos, steps left, faces)
 
     def roll(self, kind, label, pos):
         at = self.at
@@ -414,8 +418,16 @@ class _Recording:
             self.at = at + 1
         else:
             faces = self.source.roll(kind, label, pos)
-        self.log.append((kind, label, pos, self.start - self.rt.steps_left, faces))
+        self.log.append((kind, label, pos, self.rt.steps_left, faces))
         return faces
+
+    def give_back(self, drawn: list) -> int:
+        """The faces ``drawn`` (the last rolls logged) to be given again, first: where they start in the log."""
+        start = len(self.log) - len(drawn)
+        del self.log[start:]
+        self.replay = drawn + self.replay[self.at:]
+        self.at = 0
+        return start
 
     def branch(self, options):
         return self.source.branch(options)
@@ -451,7 +463,7 @@ def dice_path_runner(run):
     whose branches are the faces that roll gave; a leaf holds the result and the steps the run used. A kept run
     draws the same dice from the same source in the same order (the source cannot tell), follows the branch of
     each, and returns the leaf's result, charging the steps the run used. Paths are kept only while their rolls
-    have at most PATH_OUTCOMES outcomes together (a procedure's own check, not a whole attack's every check).
+    have at most PATH_OUTCOMES outcomes together (an attack and the checks of a few units, not a long loop of rolls).
 
     Where the tree has no branch for the faces drawn (or one not kept), or the steps left would not cover the
     next roll or the whole run, the run is made again from the start with the faces already drawn given back to
@@ -464,27 +476,36 @@ def dice_path_runner(run):
     # a root: [limits, depth it ran at, tree]; a tree node: (kind, label, pos, steps used, {faces: node}, ordered)
     # (the faces of a roll whose order the procedure never reads sorted: analysis/roll_usage.py), a leaf
     # (result, steps used) or _STOP
-    counts = [0, 0]        # runs, misses (for giving up on a procedure whose paths do not repeat)
+    counts = [0, 0, 0]     # runs, misses, times the tree filled up (for giving up on paths that do not repeat)
     nodes = [0]
 
     def record(env, rt, root, drawn: list, start: int, keep: bool = True):
         """Run it, its rolls given ``drawn`` first; keep its path under ``root`` (``keep``: it may be new)."""
-        source = rt.dice
         rt.steps_left = start
-        rec = rt.dice = _Recording(source, drawn, rt, start)
-        try:
+        rec = rt.dice
+        if rec.__class__ is _Recording:      # a run that calls this one is being recorded: one log for both
+            first = rec.give_back(drawn)
             result = run(env, rt)
-        finally:
-            rt.dice = source
+        else:
+            source = rec
+            rec = rt.dice = _Recording(source, rt)
+            rec.replay, first = drawn, 0
+            try:
+                result = run(env, rt)
+            finally:
+                rt.dice = source
         counts[1] += 1
         if not keep:
             return result
-        if nodes[0] >= MEMO_LIMIT:
+        if nodes[0] >= PATH_NODES:
             by_id.clear()
             by_value.clear()
             nodes[0] = 0
+            counts[2] += 1
+            if counts[2] >= 2:
+                counts[0] = -1        # its paths do not fit, time and again: run it plainly from now on
             return result
-        log = rec.log
+        log = [(kind, label, pos, start - left, faces) for kind, label, pos, left, faces in rec.log[first:]]
         leaf = (result, start - rt.steps_left)
         # a path whose rolls have more outcomes together than PATH_OUTCOMES is cut where it leaves the kept tree
         # (that branch marked _STOP): the runs through there run in full from their first roll, drawing no more
