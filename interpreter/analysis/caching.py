@@ -15,6 +15,8 @@ The analysis (``plan``) splits a procedure body in three:
 
 ``untraced_runner`` is the runner over the three compiled parts. Exceptions are
 never kept, and the same steps are charged as if the statements had run.
+``dice_path_runner`` wraps it: whole runs kept per argument set and per the
+faces their rolls drew, replayed by drawing the same dice from the same source.
 """
 
 from __future__ import annotations
