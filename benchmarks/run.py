@@ -11,12 +11,18 @@ medians of their times and the median of the per-round ratios, then a verdict ag
      no cache (UMPIRE_CACHE=off);
   2. untraced adjudication of the ASLSK IFT attack with a morale check per target, against a hand-written
      function that, like the interpreter, computes the attack's input-only part (FP, DRM, column) once;
-     the figure with no reuse on either side is printed beside it. The interpreter also keeps each
+     the figure with no reuse on either side is printed beside it. The interpreter also keeps whole runs
+     by their arguments and the dice they drew (analysis/caching.dice_path_runner), so a hand version
+     keeping whole results by their dice (the attack's per DR when it rolls no more, each morale check's
+     per unit, MC and DR) is timed too, and the faster of the two hand versions is the baseline (the other
+     figure printed beside it). Each round draws new dice (seeds 7, 8, ... in turn, the same on both sides):
+     the same seed every round would time kept runs on dice seen before. The interpreter also keeps each
      procedure's ending after its last roll, keyed by the values it reads (dice included); a hand version
      keeping the attack's ending the same way is timed too and printed: turning dicts into keys costs it
-     more than it saves, so the plain hand function, the faster of the two, stays the baseline;
+     more than it saves, so no baseline keeps it;
   3. simulation grouped by IFT result, against a hand loop with the same reuse drawing the same dice (the
-     same seeded stream per block of runs; the two counts checked equal first);
+     same seeded stream per block of runs, a new seed each round; the two counts checked equal first): the
+     faster of the plain hand loop and one keeping whole results by their dice, as in 2;
   4. exact odds of the attack on 1, 2, 4 and 8 squads grouped by each squad's state, against icepool
      (pip install -e '.[bench]') and plain Python that treats each squad's check as independent
      (both checked equal to Umpire's distribution first); 16 squads grouped by how many break;
@@ -168,6 +174,63 @@ def hand_rolled_keeping_endings(fixed, targets, elr, units, grid, columns, rows,
     return {"fp": fixed["fp"], "drm": fixed["drm"], "original_dr": c + w, "final_dr": c + w + fixed["drm"],
             "cowered": shift > 0, "shift": shift, "column": column, "result": text, "units": ending,
             "checks": checks}
+
+
+def hand_rolled_keeping_runs(fixed, targets, elr, units, grid, columns, rows, roll, kept: dict, checks_kept: dict):
+    """``hand_rolled``, keeping whole results by the dice they drew, as the interpreter keeps whole runs
+    (analysis/caching.dice_path_runner): the attack's result per DR (faces sorted: only their total and doubles
+    are read) when its IFT result rolls no more dice; each morale check's per unit, MC, ELR and DR (faces sorted)
+    when it rolls no more. (Keeping the whole result after morale checks too, per DR and the checks' kept
+    results, made it slower: 2.6 against 2.1 µs.) Printed beside the plain baseline; the faster of the two is
+    the baseline."""
+    if fixed.get("refused"):
+        return fixed
+    c, w = roll(), roll()
+    key = (c, w) if c <= w else (w, c)
+    found = kept.get(key)
+    if found is not None:
+        return found
+    (code, n, text), column, shift = hand_cell(fixed, c, w, grid, columns, rows)
+    if code in ("nmc", "mc"):
+        out, checks = [], []
+        for u in targets:
+            if u["eliminated"]:
+                out.append(u)
+                continue
+            new, outcome, original, final = hand_morale_check_kept(u, n, elr, units, roll, checks_kept)
+            out.append(new)
+            checks.append({"id": u["id"], "original_dr": original, "final_dr": final, "outcome": outcome})
+    else:
+        out, checks = hand_apply_result(code, n, targets, elr, units, roll)
+    result = {"fp": fixed["fp"], "drm": fixed["drm"], "original_dr": c + w, "final_dr": c + w + fixed["drm"],
+              "cowered": shift > 0, "shift": shift, "column": column, "result": text,
+              "units": [{"id": u["id"], "counter": u["counter"], "state": hand_state(u), "broken": u["broken"],
+                         "dm": u["dm"], "pinned": u["pinned"], "wounded": u["wounded"],
+                         "eliminated": u["eliminated"]} for u in out], "checks": checks}
+    if code == "none":
+        kept[key] = result
+    return result
+
+
+def hand_morale_check_kept(u, mc, elr, units, roll, kept: dict):
+    """``hand_morale_check`` kept per unit (by identity), MC, ELR and DR (faces sorted), when it rolls no more."""
+    c, w = roll(), roll()
+    key = (id(u), mc, elr, c, w) if c <= w else (id(u), mc, elr, w, c)
+    found = kept.get(key)
+    if found is not None:
+        return found
+    given = [w, c]
+    more = []
+
+    def again():
+        if given:
+            return given.pop()
+        more.append(1)
+        return roll()
+    found = hand_morale_check(u, mc, elr, units, again)
+    if not more:
+        kept[key] = found
+    return found
 
 
 def hand_state(u):
@@ -466,6 +529,8 @@ def _fixed(h):
 def bench_adjudication(s, h, n: int, rounds: int) -> None:
     print(f"\n2. untraced adjudication: the ASLSK IFT attack + a morale check per target ({n:,} per round, "
           f"median of {rounds} interleaved rounds)")
+    check_runs: dict = {}
+    check_checks: dict = {}
     for seed in range(200):      # the two must agree on the same dice before their speed means anything
         rng = random.Random(seed)
         hand = hand_fire_attack(*_full_args(h), roll=die_of(rng))
@@ -475,15 +540,27 @@ def bench_adjudication(s, h, n: int, rounds: int) -> None:
         kept = hand_rolled_keeping_endings(_fixed(h), h["targets"], h["elr"], h["units"], h["grid"], h["columns"],
                                            h["rows"], die_of(rng), {})
         assert kept == hand, (seed, kept, hand)
+        rng = random.Random(seed)
+        kept = hand_rolled_keeping_runs(_fixed(h), h["targets"], h["elr"], h["units"], h["grid"], h["columns"],
+                                        h["rows"], die_of(rng), check_runs, check_checks)
+        assert kept == hand, (seed, kept, hand)
     plain = load_ruleset(FIXTURE_RULESET, (str(FIXTURE),), prefix_caching=False)
+    # every round of each side draws new dice: seeds 7, 8, 9, ... in turn, the same on both sides. (The interpreter
+    # keeps whole runs by the dice they drew, analysis/caching.py: the same seed every round would replay dice it
+    # has seen, and time that, not the adjudications a player's new dice make.)
+    seeds = {}
+
+    def next_seed(side: str) -> int:
+        seeds[side] = seeds.get(side, 6) + 1
+        return seeds[side]
 
     def interp():
-        dice = SeededDice(7)
+        dice = SeededDice(next_seed("interp"))
         for _ in range(n):
             adjudicate(s.ruleset, s.procedure, s.args, dice, None, trace=False)
 
     def interp_no_reuse():
-        dice = SeededDice(7)
+        dice = SeededDice(next_seed("interp_no_reuse"))
         proc = plain.procedures["fire_attack"]
         for _ in range(n):
             plain.procedures["fire_attack"].memo.clear()
@@ -491,33 +568,55 @@ def bench_adjudication(s, h, n: int, rounds: int) -> None:
 
     def hand_like_for_like():
         # the interpreter reuses the attack's input-only part across runs: so does this baseline
-        rng = random.Random(7)
+        rng = random.Random(next_seed("hand"))
         roll = die_of(rng)
         fixed = _fixed(h)
         for _ in range(n):
             hand_rolled(fixed, h["targets"], h["elr"], h["units"], h["grid"], h["columns"], h["rows"], roll)
 
     def hand_no_reuse():
-        rng = random.Random(7)
+        rng = random.Random(next_seed("hand_no_reuse"))
         roll = die_of(rng)
         for _ in range(n):
             hand_fire_attack(*_full_args(h), roll=roll)
     def hand_keeping_endings():
         # the interpreter also keeps each procedure's ending after its last roll, keyed by what it reads
-        rng = random.Random(7)
+        rng = random.Random(next_seed("hand_keeping_endings"))
         roll = die_of(rng)
         fixed, endings = _fixed(h), {}
         for _ in range(n):
             hand_rolled_keeping_endings(fixed, h["targets"], h["elr"], h["units"], h["grid"], h["columns"],
                                         h["rows"], roll, endings)
-    t_i, t_h, ratio = interleaved(interp, hand_like_for_like, rounds)
-    print(f"   hand-written, input-only part once : {n / t_h:10,.0f} /s  ({t_h / n * 1e6:6.1f} µs each)")
+    def hand_keeping_runs():
+        # the interpreter keeps whole runs by the dice they drew: so does this variant (hand_rolled_keeping_runs)
+        rng = random.Random(next_seed("hand_keeping_runs"))
+        roll = die_of(rng)
+        fixed = _fixed(h)
+        for _ in range(n):
+            hand_rolled_keeping_runs(fixed, h["targets"], h["elr"], h["units"], h["grid"], h["columns"], h["rows"],
+                                     roll, kept_runs, kept_checks)
+    kept_runs: dict = {}
+    kept_checks: dict = {}
+    t_k, t_p, ratio_k = interleaved(hand_keeping_runs, hand_like_for_like, rounds)
+    keeping_faster = ratio_k < 1
+    which = 'FASTER, so it is the baseline' if keeping_faster else 'slower, so the plain one is the baseline'
+    print(f"   hand-written, also keeping whole results by their dice as the interpreter does: {t_k / n * 1e6:6.1f} µs "
+          f"({ratio_k:.2f}x the plain hand function: {which})")
+    baseline = hand_keeping_runs if keeping_faster else hand_like_for_like
+    t_i, t_h, ratio = interleaved(interp, baseline, rounds)
+    print(f"   hand-written baseline ({'keeping runs' if keeping_faster else 'input-only part once'}): "
+          f"{n / t_h:10,.0f} /s  ({t_h / n * 1e6:6.1f} µs each)")
     print(f"   interpreter (reuse on)             : {n / t_i:10,.0f} /s  ({t_i / n * 1e6:6.1f} µs each)   "
           f"ratio {ratio:.2f}x")
     verdict("untraced adjudication / like-for-like hand function", ratio, 3.0)
+    if keeping_faster:
+        t_i2, t_h2, ratio_plain = interleaved(interp, hand_like_for_like, rounds)
+        print(f"   (against the plain hand function, {t_h2 / n * 1e6:6.1f} µs, which keeps only the input-only part: "
+              f"{ratio_plain:.2f}x; no target)")
     t_e, t_f, ratio3 = interleaved(hand_keeping_endings, hand_like_for_like, rounds)
     print(f"   hand-written, also keeping the attack's ending as the interpreter does: {t_e / n * 1e6:6.1f} µs "
-          f"({ratio3:.2f}x the baseline above: {'slower, so the baseline keeps computing it' if ratio3 >= 1 else 'FASTER: it should be the baseline'})")
+          f"({ratio3:.2f}x the plain hand function: "
+          f"{'slower, so no baseline keeps it' if ratio3 >= 1 else 'FASTER: it should be the baseline'})")
     t_p, t_q, ratio2 = interleaved(interp_no_reuse, hand_no_reuse, rounds)
     print(f"   no reuse on either side: hand {t_q / n * 1e6:6.1f} µs, interpreter {t_p / n * 1e6:6.1f} µs   "
           f"ratio {ratio2:.2f}x   (beside the figure above; no target)")
@@ -535,25 +634,50 @@ def bench_simulation(s, h, n: int, rounds: int) -> None:
     print(f"\n3. simulation of the attack grouped by IFT result ({n:,} runs per round, median of {rounds} "
           "interleaved rounds)")
 
-    def umpire_sim():
-        return simulate(s, n, 11, ["result"])
+    def umpire_sim(seed: int):
+        return simulate(s, n, seed, ["result"])
 
-    def hand_sim():
+    def hand_sim(seed: int, keeping: tuple | None = None):
         # the same dice as simulate: its blocks of BLOCK_RUNS runs, each drawn from its own seeded stream
-        # (odds/simulation.block_seed), one random() per die, as die_of draws them
+        # (odds/simulation.block_seed), one random() per die, as die_of draws them. ``keeping``: the dicts
+        # hand_rolled_keeping_runs keeps whole results in (as the interpreter keeps whole runs by their dice)
         fixed = _fixed(h)      # like the interpreter, the input-only part once
         counts: dict = {}
         for block in range(-(-n // BLOCK_RUNS)):
-            roll = die_of(random.Random(block_seed(11, block)))
+            roll = die_of(random.Random(block_seed(seed, block)))
             for _ in range(min(BLOCK_RUNS, n - block * BLOCK_RUNS)):
-                r = hand_rolled(fixed, h["targets"], h["elr"], h["units"], h["grid"], h["columns"], h["rows"],
-                                roll)["result"]
+                if keeping is None:
+                    r = hand_rolled(fixed, h["targets"], h["elr"], h["units"], h["grid"], h["columns"], h["rows"],
+                                    roll)["result"]
+                else:
+                    r = hand_rolled_keeping_runs(fixed, h["targets"], h["elr"], h["units"], h["grid"], h["columns"],
+                                                 h["rows"], roll, *keeping)["result"]
                 counts[r] = counts.get(r, 0) + 1
         return counts
     # the two must count the same outcomes from the same dice before their speed means anything
-    umpire_counts = {label: p * n for label, p, _ in umpire_sim().rows}
-    assert umpire_counts == {f"result={r}": c for r, c in hand_sim().items()}, (umpire_counts, hand_sim())
-    t_u, t_h, ratio = interleaved(umpire_sim, hand_sim, rounds)
+    umpire_counts = {label: p * n for label, p, _ in umpire_sim(11).rows}
+    assert umpire_counts == {f"result={r}": c for r, c in hand_sim(11).items()}, (umpire_counts, hand_sim(11))
+    keeping: tuple = ({}, {})
+    assert hand_sim(11, keeping) == hand_sim(11)
+    # each round a new seed (12, 13, ...), the same on both sides: new dice, as for the adjudications above
+    seeds = {"umpire": 11, "hand": 11, "keeping": 11}
+
+    def umpire_round():
+        seeds["umpire"] += 1
+        return umpire_sim(seeds["umpire"])
+
+    def hand_plain_round():
+        seeds["hand"] += 1
+        return hand_sim(seeds["hand"])
+
+    def hand_keeping_round():
+        seeds["keeping"] += 1
+        return hand_sim(seeds["keeping"], keeping)
+    t_k, t_p, ratio_k = interleaved(hand_keeping_round, hand_plain_round, rounds)
+    print(f"   hand loop keeping whole results by their dice: {ratio_k:.2f}x the plain hand loop "
+          f"({'FASTER, so it is the baseline' if ratio_k < 1 else 'slower, so the plain one is the baseline'})")
+    hand_round = hand_keeping_round if ratio_k < 1 else hand_plain_round
+    t_u, t_h, ratio = interleaved(umpire_round, hand_round, rounds)
     print(f"   hand-written loop : {n / t_h:10,.0f} runs/s")
     print(f"   umpire simulate   : {n / t_u:10,.0f} runs/s   ratio {ratio:.2f}x")
     verdict("simulation / like-for-like hand loop", ratio, 3.0)

@@ -896,3 +896,29 @@ def test_a_kept_stretch_after_an_emit_that_changes_between_runs_gives_each_run_i
     traced = _runs(root, "after_emit", {}, dice, True)
     assert [(v["first"], v["value"]) for _, v, _ in traced] == [(1, 30), (2, 30), (1, 30), (5, 30), (5, 62), (1, 62)]
     assert _runs(root, "after_emit", {}, dice, False) == traced
+
+
+def test_a_run_kept_by_its_dice_stops_and_draws_as_a_traced_run_does(tmp_path):
+    # untraced runs keep whole runs of kept_run by its arguments and the dice it drew. Called again with the
+    # same dice but fewer steps left (the caller's loop spent them), it must stop at limit 'steps' in its own
+    # loop, before its second roll, having drawn one die, as a traced run does; with dice seen before and steps
+    # enough, it gives the kept result
+    root = _with_steps(tmp_path, 40, "procedure kept_run(items: list[int]):\n    roll d = d6\n    let t = 0\n"
+                                     "    for each i in items:\n        if i <= d:\n            set t = t + i\n"
+                                     "    roll e = d6\n    return t + e\n\n"
+                                     "procedure outer(pre: list[int], items: list[int]):\n    for each p in pre:\n"
+                                     "        let q = p\n    return call kept_run(items: items)\n")
+    items = tuple(range(1, 13))
+    runs_made = [((), [[6], [3]]), ((), [[1], [2]]), (tuple(range(16)), [[6], [3]]), ((), [[6], [3]]),
+                 (tuple(range(16)), [[1], [2]]), (tuple(range(16)), [[6], [4]])]
+
+    def runs(trace):
+        r = load_ruleset(root)
+        proc = find_procedure(r, "outer")
+        outs = [adjudicate(r, proc, {"pre": pre, "items": items}, GivenDice(dice), None, trace=trace)
+                for pre, dice in runs_made]
+        return [(o.status, o.value, o.dice, (o.error.position.line if o.error else None)) for o in outs]
+    traced = runs(True)
+    assert [(status, value, len(drawn)) for status, value, drawn, _ in traced] == [
+        ("ok", 24, 2), ("ok", 3, 2), ("error", None, 1), ("ok", 24, 2), ("ok", 3, 2), ("error", None, 1)]
+    assert runs(False) == traced

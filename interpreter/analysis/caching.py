@@ -15,10 +15,13 @@ The analysis (``plan``) splits a procedure body in three:
 
 ``untraced_runner`` is the runner over the three compiled parts. Exceptions are
 never kept, and the same steps are charged as if the statements had run.
+``dice_path_runner`` wraps it: whole runs kept per argument set and per the
+faces their rolls drew, replayed by drawing the same dice from the same source.
 """
 
 from __future__ import annotations
 
+from math import comb
 from operator import itemgetter
 
 from ..model.values import (
@@ -382,3 +385,219 @@ def deepest(values, d: int = 0) -> int:
             if vd > d:
                 d = vd
     return d
+
+
+# ---- whole runs kept by the dice they drew -------------------------------------------------------------------
+
+PATH_OUTCOMES = 10_000
+"""Most outcomes the rolls along a kept path may have together (21 for a 2d6 whose order is not read, 9,261 for
+three): a run whose dice have more is not kept, and the runs taking the branch where it left the kept tree are
+not kept either (they run in full from there: their paths would rarely repeat)."""
+PATH_NODES = 8192
+"""Most branches a procedure's kept paths hold before they are dropped (and given up the second time)."""
+_PATH_TRIAL = 1024
+"""Runs of a procedure over which its dice-path memo is given up if three in four of them missed (only speed
+changes)."""
+_STOP = ("stop",)     # a branch of a kept path beyond which runs are not kept (PATH_OUTCOMES)
+
+
+class _Recording:
+    """The dice of runs being recorded: faces to give back first (``replay``, from ``at`` on), in order, then the
+    source's own; every roll logged with the steps left when it was made. One per runtime, however deeply
+    recorded runs nest: a run records its rolls as the stretch of the log from where it started (see
+    ``dice_path_runner``), so a roll passes through one recording, not one per call it is made in."""
+
+    __slots__ = ("source", "replay", "at", "rt", "log")
+
+    def __init__(self, source, rt):
+        self.source, self.replay, self.at, self.rt = source, [], 0, rt
+        self.log: list[tuple] = []     # (kind, label, pos, steps left, faces)
+
+    def roll(self, kind, label, pos):
+        at = self.at
+        if at < len(self.replay):
+            faces = self.replay[at]
+            self.at = at + 1
+        else:
+            faces = self.source.roll(kind, label, pos)
+        self.log.append((kind, label, pos, self.rt.steps_left, faces))
+        return faces
+
+    def give_back(self, drawn: list) -> int:
+        """The faces ``drawn`` (the last rolls logged) to be given again, first: where they start in the log."""
+        start = len(self.log) - len(drawn)
+        del self.log[start:]
+        self.replay = drawn + self.replay[self.at:]
+        self.at = 0
+        return start
+
+    def branch(self, options):
+        return self.source.branch(options)
+
+    @property
+    def pending_given(self) -> bool:
+        return self.source.pending_given
+
+    def __getattr__(self, name):          # (history, seed, used: the source's)
+        return getattr(self.source, name)
+
+
+def _node(rolled: tuple) -> tuple:
+    """A kept path's node for a roll logged by ``_Recording``."""
+    kind = rolled[0]
+    return (kind, rolled[1], rolled[2], rolled[3], {}, kind.ordered or len(kind.names) == 1)
+
+
+def _outcomes(kind) -> int:
+    """How many branches a roll of ``kind`` can take in a kept path (its faces sorted if it is unordered)."""
+    if kind.ordered or len(kind.names) == 1:
+        return kind.sides ** len(kind.names)
+    return comb(kind.sides + len(kind.names) - 1, len(kind.names))
+
+
+def dice_path_runner(run):
+    """``run`` (a procedure's untraced run), with whole runs kept by their arguments and the dice they drew.
+
+    An untraced run with no choices given and no call hook is a function of its arguments (the ruleset's data
+    being fixed) and of the faces its rolls return, made in an order those fix. So each run is kept as a path:
+    per argument set (looked up by the identity of the argument objects, which the entry holds, then by value),
+    a tree whose node names the next roll (its kind, label and position, and the steps used when it is made) and
+    whose branches are the faces that roll gave; a leaf holds the result and the steps the run used. A kept run
+    draws the same dice from the same source in the same order (the source cannot tell), follows the branch of
+    each, and returns the leaf's result, charging the steps the run used. Paths are kept only while their rolls
+    have at most PATH_OUTCOMES outcomes together (an attack and the checks of a few units, not a long loop of rolls).
+
+    Where the tree has no branch for the faces drawn (or one not kept), or the steps left would not cover the
+    next roll or the whole run, the run is made again from the start with the faces already drawn given back to
+    its rolls first (``_Recording``): the source is never asked for a die the run would not have asked for, and a
+    limit stops the run where it would. Exceptions are never kept; the tree is kept per ``rt.limits`` and only
+    used from calls as shallow as the first (limit 'depth' stops deeper ones where it would).
+    """
+    by_id: dict = {}       # (names, ids of the argument objects) -> (the objects, root)
+    by_value: dict = {}    # (names, classes and values) -> root
+    # a root: [limits, depth it ran at, tree]; a tree node: (kind, label, pos, steps used, {faces: node}, ordered)
+    # (the faces of a roll whose order the procedure never reads sorted: analysis/roll_usage.py), a leaf
+    # (result, steps used) or _STOP
+    counts = [0, 0, 0]     # runs, misses, times the tree filled up (for giving up on paths that do not repeat)
+    nodes = [0]
+
+    def record(env, rt, root, drawn: list, start: int, keep: bool = True):
+        """Run it, its rolls given ``drawn`` first; keep its path under ``root`` (``keep``: it may be new)."""
+        rt.steps_left = start
+        rec = rt.dice
+        if rec.__class__ is _Recording:      # a run that calls this one is being recorded: one log for both
+            first = rec.give_back(drawn)
+            result = run(env, rt)
+        else:
+            source = rec
+            rec = rt.dice = _Recording(source, rt)
+            rec.replay, first = drawn, 0
+            try:
+                result = run(env, rt)
+            finally:
+                rt.dice = source
+        counts[1] += 1
+        if not keep:
+            return result
+        if nodes[0] >= PATH_NODES:
+            by_id.clear()
+            by_value.clear()
+            nodes[0] = 0
+            counts[2] += 1
+            if counts[2] >= 2:
+                counts[0] = -1        # its paths do not fit, time and again: run it plainly from now on
+            return result
+        log = [(kind, label, pos, start - left, faces) for kind, label, pos, left, faces in rec.log[first:]]
+        leaf = (result, start - rt.steps_left)
+        # a path whose rolls have more outcomes together than PATH_OUTCOMES is cut where it leaves the kept tree
+        # (that branch marked _STOP): the runs through there run in full from their first roll, drawing no more
+        whole = 1
+        for rolled in log:
+            whole *= _outcomes(rolled[0])
+        if root[2] is None:
+            root[2] = _node(log[0]) if log else leaf
+            nodes[0] += 1
+        node = root[2]
+        for i, (kind, label, pos, used, faces) in enumerate(log):
+            if len(node) != 6 or node[0] is not kind or node[1] != label or node[2] is not pos or node[3] != used:
+                return result      # (cannot happen: the same arguments and dice make the same rolls)
+            if not node[5]:
+                faces = tuple(sorted(faces))
+            children = node[4]
+            nxt = children.get(faces)
+            if nxt is None:
+                nxt = children[faces] = _STOP if whole > PATH_OUTCOMES else leaf if i + 1 == len(log) \
+                    else _node(log[i + 1])
+                nodes[0] += 1
+                if nxt is _STOP:
+                    return result
+            node = nxt
+        return result
+
+    def dice_path_run(env, rt):
+        if rt.call_hook is not None or rt.choices or counts[0] < 0:
+            return run(env, rt)
+        counts[0] += 1
+        if counts[0] == _PATH_TRIAL:
+            if counts[1] * 4 > _PATH_TRIAL * 3:
+                counts[0] = -1          # most runs missed: run it plainly from now on
+                by_id.clear()
+                by_value.clear()
+                return run(env, rt)
+            counts[0] = counts[1] = 0
+        values = tuple(env.values())
+        ids = (tuple(env), *map(id, values))
+        found = by_id.get(ids)
+        if found is not None:
+            root = found[1]
+        else:
+            try:
+                # (each value's class in the key: True and 1, 1 and 1.0, are equal but may read differently)
+                key = tuple([(k, v.__class__, key_form(v)) for k, v in env.items()]) if any_roll(values) \
+                    else tuple([(k, v.__class__, v) for k, v in env.items()])
+                root = by_value.get(key)
+            except TypeError:        # an argument that cannot be a key: run it
+                return run(env, rt)
+            if root is None:
+                if len(by_value) >= MEMO_LIMIT:
+                    by_value.clear()
+                root = by_value[key] = [rt.limits, rt.depth, None]
+            if len(by_id) >= MEMO_LIMIT:
+                by_id.clear()
+            by_id[ids] = (values, root)
+        start = rt.steps_left
+        if root[0] is not rt.limits or rt.depth > root[1]:
+            if rt.depth <= root[1] or root[2] is None:      # kept under other limits: kept anew under these
+                root[:] = (rt.limits, rt.depth, None)
+                return record(env, rt, root, [], start)
+            return run(env, rt)
+        node = root[2]
+        if node is None:
+            return record(env, rt, root, [], start)
+        drawn: list = []
+        dice = rt.dice
+        while len(node) == 6:
+            left = start - node[3]
+            if left < 0:
+                return record(env, rt, root, drawn, start)
+            rt.steps_left = left
+            faces = dice.roll(node[0], node[1], node[2])
+            drawn.append(faces)
+            if node[5]:
+                node = node[4].get(faces)
+            elif len(faces) == 2:
+                a, b = faces
+                node = node[4].get(faces if a <= b else (b, a))
+            else:
+                node = node[4].get(tuple(sorted(faces)))
+            if node is None:
+                return record(env, rt, root, drawn, start)
+        if node is _STOP:         # a path not kept beyond here
+            return record(env, rt, root, drawn, start, False)
+        left = start - node[1]
+        if left < 0:
+            return record(env, rt, root, drawn, start)
+        rt.steps_left = left
+        return node[0]
+
+    return dice_path_run

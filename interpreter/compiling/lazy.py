@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..analysis.caching import plan, untraced_runner
+from ..analysis.caching import dice_path_runner, plan, untraced_runner
 from ..model.ruleset import Procedure
 from .host import CompilerHost
 from .support import Fn
@@ -77,8 +77,10 @@ class LazyCompilation(CompilerHost):
                 suffix = self.block(statements[j:]) if j < len(statements) else None
             finally:
                 self.untraced = False
-            return untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
-                                   split.emits, frozenset(self.roll_names), split.middle_emits, split.calling)
+            runner = untraced_runner(proc, body, prefix, middle, suffix, split.suffix_reads, self.rolls_may_hide,
+                                     split.emits, frozenset(self.roll_names), split.middle_emits, split.calling)
+            # whole runs kept by their arguments and the dice they drew (analysis/caching.py)
+            return dice_path_runner(runner) if self.prefix_caching else runner
 
         if self.traced_pending is None:
             return compile_untraced()
