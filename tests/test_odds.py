@@ -376,3 +376,27 @@ def test_a_whole_result_is_grouped_by_what_it_changes_in_the_units_given():
     assert default.total == explicit.total == 1
     assert default.grouping == "what changed in the units given" and explicit.grouping == ""
     assert exact_odds(s, []).grouping == "whole result"        # what the parity tests compare: every outcome
+
+
+def test_calls_memoised_under_lists_of_answers_give_the_distribution_of_running_each_inline():
+    """Where a situation answers a choice with a list (one answer each time it comes up), exact odds memoise a
+    call by how many answers it starts from, and go on from how many it used: the same distribution as running
+    every call inline on every path (V&V's AP Combat example, every die free, casualties chosen by list)."""
+    from interpreter.odds.paths import Enumerator
+    from interpreter.tools.testing import _case_situation, collect
+
+    case = next(c for c in collect(ROOT / "rulesets" / "valor-and-victory") if c.id == "VV-EX-05")
+    s = _case_situation(case)
+    assert any(isinstance(v, (list, tuple)) for v in s.choices.values())   # (what this test is about)
+    s.dice, s.dice_positions = [], []
+
+    class Inline(Enumerator):
+        def _hook(self, rt):
+            return lambda procedure, args, pos: rt.invoke(procedure, args)
+
+    memoised = Enumerator(s.ruleset, s.choices)
+    got = memoised.distribution(s.procedure, s.args, s.dice)
+    inline = Inline(s.ruleset, s.choices)
+    expected = inline.distribution(s.procedure, s.args, s.dice)
+    assert got == expected and sum(got.values()) == 1
+    assert memoised.memo_hits > 0 and memoised.paths < inline.paths

@@ -186,8 +186,11 @@ class Enumerator:
     memo_hits: int = 0
     work_limit: int = DEFAULT_WORK
 
-    def distribution(self, procedure, args: dict, given: list | None = None, depth: int = 0) -> dict[Any, Fraction]:
-        """Every outcome of running ``procedure`` on ``args`` with its exact probability."""
+    def distribution(self, procedure, args: dict, given: list | None = None, depth: int = 0,
+                     used: tuple | None = None) -> dict[Any, Fraction]:
+        """Every outcome of running ``procedure`` on ``args`` with its exact probability. With ``used`` (how many
+        answers of each choice the caller had used, where the situation answers a choice with a list), each path
+        starts from there and each outcome that is not a stop is ``(result, answers used after it)``."""
         given = list(given or [])
         counts: dict[Any, dict[int, int]] = {}     # outcome -> {denominator: numerator}
         path: list[int] = []
@@ -204,12 +207,16 @@ class Enumerator:
                 rt.steps_left, rt.depth = steps, depth + 1
                 if clear_choices is not None:
                     clear_choices()
+                    if used:
+                        rt.choice_counts.update(used)
                 try:
                     value = run(dict(args), rt)
                 except Exception as e:          # a stop (refusal, unknown cell, fail) is an outcome
                     value = stop_outcome(e)
                 if demand is not ALL:
                     value = project(value, demand)
+                if used is not None and not isinstance(value, Stop):
+                    value = (value, tuple(sorted(rt.choice_counts.items())))
                 self.paths += 1
                 if self.paths > self.budget:
                     raise LimitError(f"exact odds need more than {self.budget:,} paths through the dice",
@@ -231,12 +238,16 @@ class Enumerator:
         list_choices = has_list_choices(self.choices)      # (the situation's choices do not change while it runs)
 
         def call(procedure, args, pos):
-            if procedure.deterministic or rt.dice.pending_given or list_choices:
+            if procedure.deterministic or rt.dice.pending_given:
                 return rt.invoke(procedure, args)   # nothing to enumerate (or dice still fixed): just run it
-            key = (procedure.name, outcome_key(args))
+            # where choices are answered by lists (one answer each time the decision comes up), a call's outcomes
+            # depend on how many answers it starts from too: that is in the key, and each outcome carries how
+            # many were used after it, which the caller goes on from
+            used = tuple(sorted(rt.choice_counts.items())) if list_choices else None
+            key = (procedure.name, outcome_key(args), used)
             dist = self.memo.get(key)
             if dist is None:
-                dist = self.distribution(procedure, args, depth=rt.depth + 1)
+                dist = self.distribution(procedure, args, depth=rt.depth + 1, used=used)
                 dist = self.memo[key] = [(v, p.numerator, p.denominator)
                                          for v, p in sorted(dist.items(), key=lambda kv: -kv[1])]
             else:
@@ -244,6 +255,11 @@ class Enumerator:
             value = rt.dice.branch(dist)
             if isinstance(value, Stop):
                 raise Replay(value)
+            if used is None:
+                return value
+            value, after = value
+            rt.choice_counts.clear()
+            rt.choice_counts.update(after)
             return value
         return call
 
