@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from interpreter.errors import LimitError
 from interpreter.odds.grouping import Stop
-from interpreter.odds.paths import RUN_COST, Enumerator, PathDice, Replay, _fraction, outcome_key, stop_outcome
+from interpreter.odds.paths import RUN_COST, Enumerator, PathDice, _fraction, outcome_key, stop_outcome, take_outcome
 from interpreter.runtime.memory import gc_paused
 from interpreter.runtime.state import Runtime
 
@@ -137,15 +137,7 @@ class Reference(Enumerator):
                 self.memo_hits += 1
                 if key not in seen:
                     self._reach(key)
-            value = rt.dice.branch(entry.dist)
-            if isinstance(value, Stop):
-                raise Replay(value)
-            if used is None:
-                return value
-            value, after = value
-            rt.choice_counts.clear()
-            rt.choice_counts.update(after)
-            return value
+            return take_outcome(rt, entry.dist, used)
         return call
 
 

@@ -252,16 +252,23 @@ class Enumerator:
                                          for v, p in sorted(dist.items(), key=lambda kv: -kv[1])]
             else:
                 self.memo_hits += 1
-            value = rt.dice.branch(dist)
-            if isinstance(value, Stop):
-                raise Replay(value)
-            if used is None:
-                return value
-            value, after = value
-            rt.choice_counts.clear()
-            rt.choice_counts.update(after)
-            return value
+            return take_outcome(rt, dist, used)
         return call
+
+
+def take_outcome(rt: Runtime, dist: list, used: tuple | None):
+    """A memoised call's outcome on this path (``dist`` as PathDice.branch takes it): a stop replays the caller's
+    path as that stop; with ``used`` (answers counted, see ``Enumerator.distribution``) the caller goes on from the
+    answers the call used."""
+    value = rt.dice.branch(dist)
+    if isinstance(value, Stop):
+        raise Replay(value)
+    if used is None:
+        return value
+    value, after = value
+    rt.choice_counts.clear()
+    rt.choice_counts.update(after)
+    return value
 
 
 class Replay(Exception):
