@@ -609,3 +609,34 @@ def test_first_min_max_and_highest_over_a_factored_list_read_only_the_items_they
                ['all(u.pinned for u in units)', 'any(u.broken for u in units if u.id == "U2")', "marks.U2.hit"],
                ['list(u.id for u in units if u.broken)', "units.U0.score"]):
         assert _same_every_way(small, by), by
+
+
+NARROW_SITE = {
+    "procedures/many.ump":
+        "procedure check(unit: unit):\n"
+        "    roll d = d6\n"
+        "    if d.original >= 5:\n"
+        "        return {id: unit.id, dr: d.original, result: \"broken\"}\n"
+        "    return {id: unit.id, dr: d.original, result: \"ok\"}\n\n"
+        "procedure volley(targets: list[unit]):\n"
+        "    let first = call check(unit: targets[0])\n"
+        "    if first.dr == 6:\n"
+        "        emit lucky = true\n"
+        "    let results = []\n"
+        "    for each u in targets:\n"
+        "        let c = call check(unit: u)\n"
+        "        set results = results + [{id: u.id, result: c.result}]\n"
+        "    emit results = results\n",
+}
+
+
+def test_a_call_site_reading_less_of_a_result_than_another_branches_only_on_what_it_reads(tmp_path):
+    """One call of ``check`` reads its die, the loop's read only its result: the loop's calls branch into the
+    2 results, not the 6 faces (before: 12 live states at most, the die kept in every round); the distribution
+    is the binomial."""
+    s = _on_targets(tmp_path, NARROW_SITE, "volley", 8)
+    by = 'count(r for r in results if r.result == "broken")'
+    report = exact_odds(s, [by], quick_paths=0)
+    got = shares(report)
+    assert got == {f"{by}={k}": comb(8, k) * Fraction(1, 3) ** k * Fraction(2, 3) ** (8 - k) for k in range(9)}
+    assert report.states <= 6

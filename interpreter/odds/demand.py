@@ -104,7 +104,7 @@ class _Procedure:
             # (and so the fields of earlier results they carry) must be real values; of the
             # called procedure's own result nothing is needed
             for call in _calls(e):
-                self.analysis.demand(call.procedure, frozenset())
+                self.analysis.demand(call.procedure, frozenset(), call.pos)
                 for a in call.args:
                     self.use(a.value, ALL)
             for agg in _aggregates(e):      # a call on each item runs: the items must be real too
@@ -154,8 +154,8 @@ class _Procedure:
                     self.use(key, ALL)
                 if var in self.vars:
                     self.use(source, self.vars[var])
-            case ast.Call(procedure=pname, args=args):
-                self.analysis.demand(pname, demand)
+            case ast.Call(procedure=pname, args=args, pos=pos):
+                self.analysis.demand(pname, demand, pos)
                 for a in args:
                     self.use(a.value, ALL)
             case _:
@@ -202,14 +202,25 @@ def _nodes(e, cls) -> list:
     return found
 
 
+class VarDemands(dict):
+    """Each procedure's variables' demands (procedure -> variable -> demand; a variable missing is unused), and
+    ``sites``: each call's position -> (procedure called, what that call's caller needs of its result)."""
+
+    sites: dict
+
+
 class Analysis:
     def __init__(self, ruleset):
         self.ruleset = ruleset
         self.demands: dict[str, object] = {}
-        self.vars: dict[str, dict] = {}        # procedure -> its variables' demands (missing: unused)
+        self.vars = VarDemands()
+        self.vars.sites = {}
         self.pending: set[str] = set()
 
-    def demand(self, name: str, demand) -> None:
+    def demand(self, name: str, demand, pos=None) -> None:
+        if pos is not None:     # the demand of this call site alone (a procedure's is the join of its sites')
+            found = self.vars.sites.get(pos)
+            self.vars.sites[pos] = (name, demand if found is None else _join(found[1], demand))
         if name not in self.demands:
             self.demands[name] = demand
             self.pending.add(name)
@@ -236,7 +247,8 @@ def demanded(ruleset, top: str, fields: list[str] | None) -> dict[str, object]:
 
 
 def analyse(ruleset, top: str, wanted) -> tuple[dict, dict]:
-    """The demand on each procedure's result and on each of its variables, for ``wanted`` of ``top``'s result.
+    """The demand on each procedure's result and on each of its variables (and each call site's on its
+    callee's result: ``VarDemands.sites``), for ``wanted`` of ``top``'s result.
 
     A compiled ruleset does not change, so the answer is kept on it per question.
     """

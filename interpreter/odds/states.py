@@ -47,7 +47,7 @@ from operator import is_
 from ..analysis.caching import EMIT
 from ..model.values import DEAD, Record, Roll, key_form
 from ..runtime.state import Runtime
-from .demand import ALL
+from .demand import ALL, project
 from .held import opened
 from .independent import expand, has_lazy
 from .passed_on import (
@@ -87,6 +87,11 @@ class StateEnumerator(StateControl, StateRuns):
         self.budget = budget
         self.demands = demands
         self.var_demands = var_demands
+        # call sites whose caller needs less of the result than the callee's demand (the join over every site)
+        # gives: there the outcomes are narrowed to that, so those differing only in what that caller never
+        # reads are one branch (a check's dice, needed only by another caller of the same check)
+        self.narrow = {pos: need for pos, (name, need) in getattr(var_demands, "sites", {}).items()
+                       if _narrower(need, demands.get(name, ALL))}
         self.factor = factor
         self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
@@ -169,7 +174,7 @@ class StateEnumerator(StateControl, StateRuns):
                 found[0], found[1] = n // g, d // g
 
     def _hook(self, rt: Runtime):
-        memo, by_id = self.memo, self.memo_by_id
+        memo, by_id, narrow = self.memo, self.memo_by_id, self.narrow
         Replay, Stop, list_choices = self._Replay, self._Stop, self.list_choices
 
         def call(procedure, args, pos):
@@ -188,7 +193,8 @@ class StateEnumerator(StateControl, StateRuns):
             # states share their locals), so the memo key (each value in key form, sorted, hashed) is made once
             # per distinct objects. The entry keeps the values, so their ids stay their own meanwhile.
             values = tuple(args.values())
-            ident = (procedure.name, tuple(args), *map(id, values))
+            need = narrow.get(pos, ALL) if narrow else ALL
+            ident = (procedure.name, tuple(args), need, *map(id, values))
             found = by_id.get(ident)
             if found is not None:
                 key, entry = found[1], found[2]
@@ -200,6 +206,12 @@ class StateEnumerator(StateControl, StateRuns):
                     entry = memo[key] = self._entry(procedure, args, rt.depth + 1)
                 else:
                     self.memo_hits += 1
+                if need is not ALL:     # the outcomes as this site needs them, kept beside the callee's
+                    key = (key, need)
+                    narrowed = memo.get(key)
+                    if narrowed is None:
+                        narrowed = memo[key] = _narrowed(entry, need)
+                    entry = narrowed
                 if len(by_id) >= _LIST_FORMS:
                     by_id.clear()
                 by_id[ident] = (values, key, entry)     # (its expanded form, if made later, is read from memo)
@@ -433,6 +445,26 @@ def _add(found: tuple, num: int, den: int) -> tuple:
     n, d = found[0] * den + num * found[1], found[1] * den
     g = math.gcd(n, d)
     return n // g, d // g
+
+
+def _narrower(need, demand) -> bool:
+    """Whether a call site's demand ``need`` leaves out some of the callee's ``demand``."""
+    return need is not ALL and (demand is ALL or need < demand)
+
+
+def _narrowed(entry: tuple, need) -> tuple:
+    """A memo entry's outcomes projected to ``need``, those made alike added up (an entry as ``_entry`` makes)."""
+    dist, lazy, _ = entry
+    acc: dict = {}
+    for v, n, d in dist:
+        v = project(v, need)
+        found = acc.get(v)
+        acc[v] = (n, d) if found is None else _add(found, n, d)
+    if len(acc) == len(dist):
+        out = [(v, n, d) for v, (n, d) in acc.items()]
+    else:
+        out = sorted(((v, n, d) for v, (n, d) in acc.items()), key=_likeliest)
+    return out, lazy and any(has_lazy(v) for v, _, _ in out), None
 
 
 def _plain(dist: list, limit: int) -> list:
