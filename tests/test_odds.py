@@ -119,7 +119,6 @@ def _situations():
     return [pytest.param(p, id=f"{p.parent.parent.name}/{p.stem}") for p in paths]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("path", _situations())
 def test_merging_unneeded_fields_never_changes_the_odds(path):
     """For every result field as the grouping (and for the whole result), the shares are identical."""
