@@ -640,3 +640,56 @@ def test_a_call_site_reading_less_of_a_result_than_another_branches_only_on_what
     got = shares(report)
     assert got == {f"{by}={k}": comb(8, k) * Fraction(1, 3) ** k * Fraction(2, 3) ** (8 - k) for k in range(9)}
     assert report.states <= 6
+
+
+SPENDING = {
+    "procedures/spend.ump":
+        "procedure spend(points: int, elite: bool):\n"
+        "    let left = points\n"
+        "    let used = 0\n"
+        "    for each i in [1, 2, 3, 4]:\n"
+        "        if left >= 2:\n"
+        "            set left = left - 2\n"
+        "            set used = used + 1\n"
+        "    choose plan from [\"all\", \"half\"] default \"all\"\n"
+        "    if plan == \"half\":\n"
+        "        set used = used / 2\n"
+        "    if elite:\n"
+        "        roll d = d6\n"
+        "        if d.original >= 4:\n"
+        "            return {used: used, bonus: 1}\n"
+        "    return {used: used, bonus: 0}\n\n"
+        "procedure spree(targets: list[unit]):\n"
+        "    let total = 0\n"
+        "    for each u in targets:\n"
+        "        let c = call spend(points: u.morale, elite: u.broken)\n"
+        "        set total = total + c.used + c.bonus\n"
+        "    emit total = total\n",
+}
+
+
+def test_a_call_that_rolls_nothing_on_its_arguments_is_run_once_not_enumerated(tmp_path, monkeypatch):
+    """``spend`` may roll (an elite unit's bonus) but on a rifle's arguments it only counts and chooses by
+    its default: each such call is one plain run, not a distribution of live states; the elite calls, which
+    do roll, are enumerated. The odds are the path enumeration's either way."""
+    from interpreter.odds.states import StateEnumerator
+    body = "ruleset: ..\nprocedure: spree\ninputs:\n  targets:\n" + "".join(
+        f"    - {{id: U{i}, counter: rifle, morale: {i + 1}, broken: {'true' if i in (3, 6) else 'false'}}}\n"
+        for i in range(8))
+    root = write_ruleset(tmp_path, dict(SPENDING, **{"situations/s.yaml": body}))
+    s = load_situation(root / "situations/s.yaml")
+    made: list = []
+    enumerate_one = StateEnumerator.distribution
+
+    def counted(self, proc, args, given=None, depth=0):
+        made.append(proc.name)
+        return enumerate_one(self, proc, args, given, depth)
+
+    monkeypatch.setattr(StateEnumerator, "distribution", counted)
+    got = shares(exact_odds(s, ["total"], quick_paths=0))
+    # two points a use, at most four: the rifles (morale 1, 2, 3, 5, 6, 8) use 0 + 1 + 1 + 2 + 3 + 4, the elite
+    # U3 (4) and U6 (7) use 2 and 3, and each adds 1 on a 4-6
+    assert got == {"total=16": Fraction(1, 4), "total=17": Fraction(1, 2), "total=18": Fraction(1, 4)}
+    assert made.count("spend") == 2         # the two elite calls; the six rifles' were one run each
+    monkeypatch.undo()
+    assert _same_every_way(s, ["total"])

@@ -45,6 +45,7 @@ from fractions import Fraction
 from operator import is_
 
 from ..analysis.caching import EMIT
+from ..model.dice import DiceSource
 from ..model.values import DEAD, Record, Roll, key_form
 from ..runtime.state import Runtime
 from .demand import ALL, project
@@ -96,6 +97,7 @@ class StateEnumerator(StateControl, StateRuns):
         self.share = share      # calls differing only in fields passed on share a distribution
         self.memo: dict = {}
         self.memo_by_id: dict = {}     # (procedure, argument names, argument ids) -> (values, memo key, entry)
+        self.probes: dict = {}       # procedure -> [probes that found its one outcome, probes that branched]
         self.fractions: dict = {}    # (numerator, denominator) -> one Fraction of that value (_fraction)
         self.once: dict = {}     # statements reading only never-assigned arguments, per those values (_reuse)
         self.layouts: dict = {}  # where the holes of shared distributions' records are (passed_on.put_back)
@@ -271,11 +273,44 @@ class StateEnumerator(StateControl, StateRuns):
                     if len(dist) < len(shared[0]):     # values met: sorted again (else still in order)
                         dist.sort(key=_likeliest)
                     return dist, lazy, None
+        tally = self.probes.get(procedure.name)
+        if tally is None or tally[1] <= tally[0]:      # (probing stops once it has missed more than it found)
+            if tally is None:
+                tally = self.probes[procedure.name] = [0, 0]
+            found = self._probe(procedure, args, depth)
+            if found is not None:
+                tally[0] += 1
+                return found
+            tally[1] += 1
         made = self.lazy_made
         outcomes = self.distribution(procedure, args, depth=depth)
         dist = sorted(((v, n, d) for v, (n, d) in outcomes.items()), key=_likeliest)
         # results hold independent lists only if some were made (here or in a call) while it ran
         return dist, made != self.lazy_made and any(has_lazy(v) for v, _, _ in dist), None
+
+    def _probe(self, procedure, args: dict, depth: int) -> tuple | None:
+        """A call's memo entry when it has one outcome, found by running it once as a single run does, on dice
+        that give up at the first branch point (a roll, a call of more than one outcome): a procedure that
+        chooses, walks lists and calls but rolls nothing on these arguments (Casualty Points spent by policy)
+        needs no states set up, statement by statement. None where it met a branch point or a stop: its
+        distribution says which outcomes follow (what the probe's calls worked out stays memoised)."""
+        rt = Runtime(self.ruleset, _Probe(), None, self.choices)
+        rt.call_hook = self._hook(rt)
+        rt.depth = depth        # (invoke adds one: the body runs as deep as distribution runs it)
+        value = _BRANCHED
+        try:
+            value = rt.invoke(procedure, args)
+        except Observed:        # a hole of a shared distribution read: its caller gives up, as for distribution
+            raise
+        except Exception:       # a branch point or a stop
+            pass
+        finally:
+            rt.call_hook = None     # (no reference cycle: see distribution)
+        self.runs += 1
+        self._charge(rt.limits["steps"] - rt.steps_left + self.run_cost)
+        if value is _BRANCHED:
+            return None
+        return [(project(value, self.plan(procedure).demand), 1, 1)], False, None
 
     def _call_key(self, args: dict) -> tuple:
         """A call's memo key: ``outcome_key`` (rolls, wherever they sit, by their dice). When rolls sit only in
@@ -423,6 +458,34 @@ class StateEnumerator(StateControl, StateRuns):
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
                "estimate, or raise --budget"
+
+
+class _Branched(Exception):
+    """A probe (``StateEnumerator._probe``) met a branch point."""
+
+
+_BRANCHED = object()    # (a probe's value when it met a branch point; each raise makes its own _Branched,
+# so no traceback is kept between probes)
+
+
+class _Probe(DiceSource):
+    """Dice for a probe: no die is rolled, and a call's outcome is taken only when it has one."""
+
+    __slots__ = ("given", "given_used", "lazy_ok", "got_lazy")
+
+    def __init__(self):
+        self.given: tuple = ()
+        self.given_used = 0
+        self.lazy_ok = False        # (what the call hook reads: calls read at once, never factored)
+        self.got_lazy = False
+
+    def roll(self, kind, label, pos):
+        raise _Branched
+
+    def branch(self, options):
+        if len(options) == 1:
+            return options[0][0]
+        raise _Branched
 
 
 _LIST_FORMS = 100_000
