@@ -693,3 +693,27 @@ def test_a_call_that_rolls_nothing_on_its_arguments_is_run_once_not_enumerated(t
     assert made.count("spend") == 2         # the two elite calls; the six rifles' were one run each
     monkeypatch.undo()
     assert _same_every_way(s, ["total"])
+
+
+def test_a_call_tried_as_one_run_does_not_expand_the_independent_lists_of_what_it_calls(tmp_path, monkeypatch):
+    """``wrapper`` rolls nothing itself, so ``outer``'s call of it is first tried as one plain run; the
+    volley it calls has factored independent checks (12 of them): that try gives up on them instead of
+    expanding them into every concrete list (2^12 of them, with their weights); the odds are the binomial."""
+    from interpreter.odds import states
+    files = dict(INDEPENDENT)
+    files["procedures/wrapper.ump"] = ("procedure wrapper(targets: list[unit]):\n"
+                                       "    let r = call volley(targets: targets)\n"
+                                       "    return r\n\n"
+                                       "procedure outer(targets: list[unit]):\n"
+                                       "    let w = call wrapper(targets: targets)\n"
+                                       "    emit units = w.units\n")
+    s = _on_targets(tmp_path, files, "outer", 12)
+    expanded: list = []
+    expand_all = states._plain
+    monkeypatch.setattr(states, "_plain", lambda dist, budget: expanded.append(len(dist)) or expand_all(dist, budget))
+    by = 'count(u for u in units if u.state == "broken")'
+    got = shares(exact_odds(s, [by], quick_paths=0))
+    for k in range(13):
+        p = Fraction(5, 6) * comb(12, k) * Fraction(1, 3) ** k * Fraction(2, 3) ** (12 - k)
+        assert got[f"{by}={k}"] == p + (Fraction(1, 6) if k == 0 else 0)
+    assert expanded == []

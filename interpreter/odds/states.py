@@ -47,6 +47,7 @@ from operator import is_
 from ..analysis.caching import EMIT
 from ..model.dice import DiceSource
 from ..model.values import DEAD, Record, Roll, key_form
+from ..reading import syntax as ast
 from ..runtime.state import Runtime
 from .demand import ALL, project
 from .held import opened
@@ -223,6 +224,8 @@ class StateEnumerator(StateControl, StateRuns):
                     dice.got_lazy = True
                     self.lazy_made += 1
                 else:      # this call's result is read at once: every concrete result, with its weight
+                    if dice.__class__ is _Probe:
+                        raise _Branched     # (independent lists: more than one outcome, not expanded for it)
                     plain = memo[key][2]
                     if plain is None:
                         plain = _plain(dist, self.budget)
@@ -274,9 +277,9 @@ class StateEnumerator(StateControl, StateRuns):
                         dist.sort(key=_likeliest)
                     return dist, lazy, None
         tally = self.probes.get(procedure.name)
-        if tally is None or tally[1] <= tally[0]:      # (probing stops once it has missed more than it found)
-            if tally is None:
-                tally = self.probes[procedure.name] = [0, 0]
+        if tally is None:       # (a procedure that rolls before it can return is never probed: it would miss)
+            tally = self.probes[procedure.name] = [0, 1] if rolls_first(self.ruleset, procedure) else [0, 0]
+        if tally[1] <= tally[0]:      # (probing stops once it has missed more than it found)
             found = self._probe(procedure, args, depth)
             if found is not None:
                 tally[0] += 1
@@ -458,6 +461,33 @@ class StateEnumerator(StateControl, StateRuns):
     def hint(self) -> str:
         return "group by fewer result fields (--by) so fewer states stay apart, use `umpire simulate` for an " \
                "estimate, or raise --budget"
+
+
+def rolls_first(ruleset, procedure) -> bool:
+    """Whether every run of ``procedure`` rolls: its body rolls at its top level, and nothing before that
+    roll holds a ``return`` (kept on the ruleset, which does not change, per procedure)."""
+    kept = ruleset.__dict__.setdefault("_rolls_first", {})
+    found = kept.get(procedure.name)
+    if found is None:
+        found = False
+        for statement in procedure.syntax.body:
+            if statement.__class__ is ast.Roll:
+                found = True
+                break
+            if _may_return(statement):
+                break
+        kept[procedure.name] = found
+    return found
+
+
+def _may_return(statement) -> bool:
+    if statement.__class__ is ast.Return:
+        return True
+    if statement.__class__ is ast.If:
+        return any(_may_return(s) for branch in statement.branches for s in branch.body)
+    if statement.__class__ is ast.ForEach:
+        return any(_may_return(s) for s in statement.body)
+    return False
 
 
 class _Branched(Exception):
