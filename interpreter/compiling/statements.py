@@ -29,7 +29,7 @@ class StatementCompiler(CompilerHost):
         fns = tuple(fn for fn, _ in compiled)
         first = statements[0].pos if statements else None
         # only a statement with a `return` inside can end the block; the others need no look at their signal
-        return fns, cost, first, [_returns(s) for _, s in compiled]
+        return fns, cost, first, [ast.may_return(s) for _, s in compiled]
 
     def block(self, statements) -> Fn:
         """Run statements in order until one returns; the step budget is charged once per block entry.
@@ -351,17 +351,6 @@ def _loop_refused(items, rt, pos):
         raise AdjudicationError(f"'for each' needs a list, not {type_name(items)} {show_cut(items, 200)}", pos)
     limit = rt.limits["loop"]
     raise LimitError(f"this loop would run {len(items)} times, more than the limit of {limit} (limit 'loop')", pos)
-
-
-def _returns(s) -> bool:
-    """Whether a statement has a `return` inside (only such a statement can end its block early)."""
-    if s.__class__ is ast.Return:
-        return True
-    if s.__class__ is ast.If:
-        return any(_returns(t) for b in s.branches for t in b.body)
-    if s.__class__ is ast.ForEach:
-        return any(_returns(t) for t in s.body)
-    return False
 
 
 def _marking(body: Fn) -> Fn:

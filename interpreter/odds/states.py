@@ -474,20 +474,10 @@ def rolls_first(ruleset, procedure) -> bool:
             if statement.__class__ is ast.Roll:
                 found = True
                 break
-            if _may_return(statement):
+            if ast.may_return(statement):
                 break
         kept[procedure.name] = found
     return found
-
-
-def _may_return(statement) -> bool:
-    if statement.__class__ is ast.Return:
-        return True
-    if statement.__class__ is ast.If:
-        return any(_may_return(s) for branch in statement.branches for s in branch.body)
-    if statement.__class__ is ast.ForEach:
-        return any(_may_return(s) for s in statement.body)
-    return False
 
 
 class _Branched(Exception):

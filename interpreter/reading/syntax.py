@@ -353,6 +353,17 @@ class TypeRef(Node):
         return f"{self.name}[{type_text(self.item)}]" if self.name in ("list", "key_of") else self.name
 
 
+def may_return(s: Statement) -> bool:
+    """Whether a statement has a `return` inside (only such a statement can end its block early)."""
+    if s.__class__ is Return:
+        return True
+    if s.__class__ is If:
+        return any(may_return(t) for b in s.branches for t in b.body)
+    if s.__class__ is ForEach:
+        return any(may_return(t) for t in s.body)
+    return False
+
+
 def type_text(ref) -> str:
     """A type as written in a procedure header: an enumeration as ``one_of["a", "b"]``."""
     if isinstance(ref, tuple):
