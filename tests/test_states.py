@@ -645,6 +645,8 @@ def test_a_call_site_reading_less_of_a_result_than_another_branches_only_on_what
 SPENDING = {
     "procedures/spend.ump":
         "procedure spend(points: int, elite: bool):\n"
+        "    if points == 0:\n"
+        "        fail \"nothing to spend\"\n"
         "    let left = points\n"
         "    let used = 0\n"
         "    for each i in [1, 2, 3, 4]:\n"
@@ -668,16 +670,18 @@ SPENDING = {
 }
 
 
-def test_a_call_that_rolls_nothing_on_its_arguments_is_run_once_not_enumerated(tmp_path, monkeypatch):
-    """``spend`` may roll (an elite unit's bonus) but on a rifle's arguments it only counts and chooses by
-    its default: each such call is one plain run, not a distribution of live states; the elite calls, which
-    do roll, are enumerated. The odds are the path enumeration's either way."""
-    from interpreter.odds.states import StateEnumerator
+def _spree(tmp_path, morales):
+    """``spree`` over rifles of the given morales (the 4th and 7th elite: their ``spend`` rolls)."""
     body = "ruleset: ..\nprocedure: spree\ninputs:\n  targets:\n" + "".join(
-        f"    - {{id: U{i}, counter: rifle, morale: {i + 1}, broken: {'true' if i in (3, 6) else 'false'}}}\n"
-        for i in range(8))
+        f"    - {{id: U{i}, counter: rifle, morale: {m}, broken: {'true' if i in (3, 6) else 'false'}}}\n"
+        for i, m in enumerate(morales))
     root = write_ruleset(tmp_path, dict(SPENDING, **{"situations/s.yaml": body}))
-    s = load_situation(root / "situations/s.yaml")
+    return load_situation(root / "situations/s.yaml")
+
+
+def _counting_distributions(monkeypatch) -> list:
+    """The procedures whose calls the state enumerator works out as distributions, in order."""
+    from interpreter.odds.states import StateEnumerator
     made: list = []
     enumerate_one = StateEnumerator.distribution
 
@@ -686,11 +690,33 @@ def test_a_call_that_rolls_nothing_on_its_arguments_is_run_once_not_enumerated(t
         return enumerate_one(self, proc, args, given, depth)
 
     monkeypatch.setattr(StateEnumerator, "distribution", counted)
+    return made
+
+
+def test_a_call_that_rolls_nothing_on_its_arguments_is_run_once_not_enumerated(tmp_path, monkeypatch):
+    """``spend`` may roll (an elite unit's bonus) but on a rifle's arguments it only counts and chooses by
+    its default: each such call is one plain run, not a distribution of live states; the elite calls, which
+    do roll, are enumerated. The odds are the path enumeration's either way."""
+    s = _spree(tmp_path, range(1, 9))
+    made = _counting_distributions(monkeypatch)
     got = shares(exact_odds(s, ["total"], quick_paths=0))
     # two points a use, at most four: the rifles (morale 1, 2, 3, 5, 6, 8) use 0 + 1 + 1 + 2 + 3 + 4, the elite
     # U3 (4) and U6 (7) use 2 and 3, and each adds 1 on a 4-6
     assert got == {"total=16": Fraction(1, 4), "total=17": Fraction(1, 2), "total=18": Fraction(1, 4)}
     assert made.count("spend") == 2         # the two elite calls; the six rifles' were one run each
+    monkeypatch.undo()
+    assert _same_every_way(s, ["total"])
+
+
+def test_a_call_that_stops_before_it_rolls_has_that_stop_as_its_one_outcome(tmp_path, monkeypatch):
+    """A rifle with no points: its ``spend`` fails before anything rolls, so the one run that tries the call
+    ends in that stop, which is the call's one outcome (no distribution made for it); the elite calls
+    after it are never reached, and the odds are the path enumeration's."""
+    s = _spree(tmp_path, [1, 0, 3, 4, 5, 6, 7, 8])
+    made = _counting_distributions(monkeypatch)
+    got = shares(exact_odds(s, ["total"], quick_paths=0))
+    assert got == {"error: nothing to spend": 1}
+    assert made == ["spree"]
     monkeypatch.undo()
     assert _same_every_way(s, ["total"])
 

@@ -64,7 +64,7 @@ from .passed_on import (
 from .state_control import StateControl
 from .state_nodes import State, _Block, _For, _If, _Leaf
 from .state_plan import Plan
-from .state_runs import StateRuns
+from .state_runs import StateRuns, _stop
 
 
 class StateEnumerator(StateControl, StateRuns):
@@ -293,27 +293,25 @@ class StateEnumerator(StateControl, StateRuns):
 
     def _probe(self, procedure, args: dict, depth: int) -> tuple | None:
         """A call's memo entry when it has one outcome, found by running it once as a single run does, on dice
-        that give up at the first branch point (a roll, a call of more than one outcome): a procedure that
-        chooses, walks lists and calls but rolls nothing on these arguments (Casualty Points spent by policy)
-        needs no states set up, statement by statement. None where it met a branch point or a stop: its
-        distribution says which outcomes follow (what the probe's calls worked out stays memoised)."""
+        that give up at the first branch point (a roll, a call of more than one outcome or holding independent
+        lists): a procedure that chooses, walks lists and calls but rolls nothing on these arguments (Casualty
+        Points spent by policy) needs no states set up, statement by statement. A stop met first (a refusal,
+        an unknown cell) is that one outcome, as in its distribution; a limit is the question's error. None
+        where it met a branch point (what the probe's calls worked out stays memoised)."""
         rt = Runtime(self.ruleset, _Probe(), None, self.choices)
         rt.call_hook = self._hook(rt)
         rt.depth = depth        # (invoke adds one: the body runs as deep as distribution runs it)
-        value = _BRANCHED
         try:
-            value = rt.invoke(procedure, args)
-        except Observed:        # a hole of a shared distribution read: its caller gives up, as for distribution
-            raise
-        except Exception:       # a branch point or a stop
-            pass
+            value = project(rt.invoke(procedure, args), self.plan(procedure).demand)
+        except _Branched:
+            return None
+        except Exception as e:
+            value = _stop(e)    # (re-raises what is not a stop: a limit)
         finally:
             rt.call_hook = None     # (no reference cycle: see distribution)
-        self.runs += 1
-        self._charge(rt.limits["steps"] - rt.steps_left + self.run_cost)
-        if value is _BRANCHED:
-            return None
-        return [(project(value, self.plan(procedure).demand), 1, 1)], False, None
+            self.runs += 1
+            self._charge(rt.limits["steps"] - rt.steps_left + self.run_cost)
+        return [(value, 1, 1)], False, None
 
     def _call_key(self, args: dict) -> tuple:
         """A call's memo key: ``outcome_key`` (rolls, wherever they sit, by their dice). When rolls sit only in
@@ -482,10 +480,6 @@ def rolls_first(ruleset, procedure) -> bool:
 
 class _Branched(Exception):
     """A probe (``StateEnumerator._probe``) met a branch point."""
-
-
-_BRANCHED = object()    # (a probe's value when it met a branch point; each raise makes its own _Branched,
-# so no traceback is kept between probes)
 
 
 class _Probe(DiceSource):
