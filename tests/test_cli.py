@@ -48,6 +48,18 @@ def test_every_command_explains_itself(command, capsys):
     assert f"usage: umpire {command}" in out and len(out.splitlines()) > 4
 
 
+
+@pytest.mark.parametrize("columns", [50, 120])
+def test_help_wraps_to_the_terminal_width_columns_gives(columns, capsys, monkeypatch):
+    """(cli/args.py finds the width as shutil.get_terminal_size does, without importing shutil)"""
+    from interpreter.cli.main import main
+    monkeypatch.setenv("COLUMNS", str(columns))
+    with pytest.raises(SystemExit):
+        main(["resolve", "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= columns - 2
+    assert max(map(len, lines)) > (columns - 2) - 20     # filled up to about the width, not wrapped at 80
+
 DSL_ALPHABET = string.ascii_letters[:12] + string.digits[:4] + " .,:()[]{}+-*/<=>!\"@#\n" + "    "
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import InputError, UmpireError, diagnostics
+from .args import formatter
 
 EXAMPLES = """\
 examples (the shipped rulesets are the folders under rulesets/):
@@ -80,6 +81,9 @@ class Parser(argparse.ArgumentParser):
 
     json_wanted = False
     commands: dict[str, "Parser"]   # set on the top-level parser only: each subcommand's, by name
+
+    def __init__(self, *args, formatter_class=argparse.HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter(formatter_class), **kwargs)
 
     def error(self, message):
         if Parser.json_wanted:
