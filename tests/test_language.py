@@ -170,6 +170,60 @@ def test_an_untraced_run_calls_procedures_that_are_not_compiled_yet():
     assert results[False] == results[True]
 
 
+
+_BRANCHY = ("procedure branchy(n: int):\n"
+            "    if n > 3:\n"
+            "        let a = n * 2\n"
+            "        return a\n"
+            "    else:\n"
+            "        let b = n + 100\n"
+            "        if b > 200:\n"
+            "            return 0\n"
+            "        return b\n"
+            "\n"
+            "procedure rolled():\n"
+            "    roll d = d6\n"
+            "    if d > 4:\n"
+            "        roll e = d6\n"
+            "        if e > 3:\n"
+            "            return e + 10\n"
+            "        return 0\n"
+            "    return 0\n")
+
+
+def test_a_traced_run_compiles_an_if_branch_when_it_first_takes_it(tmp_path):
+    """(compiling/lazy.py: a warm `umpire resolve` compiled every branch of every procedure it called, and ran
+    fewer than half of them) A branch not taken yet is not compiled; taken later, it runs as it would have."""
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": _BRANCHY})
+    r = load_ruleset(root, use_cache=False)
+    proc = r.procedures["branchy"]
+    taken, other = (b.body[0] for b in proc.syntax.body[0].branches)
+    compiled = dict.keys(r.parts)           # (not ``in r.parts``: that would compile what is missing)
+    out = adjudicate(r, proc, {"n": 5}, GivenDice([]), trace=True)
+    assert out.value == 10
+    assert id(taken) in compiled and id(other) not in compiled
+    out = adjudicate(r, proc, {"n": 1}, GivenDice([]), trace=True)
+    assert out.value == 101 and any(e["text"].startswith("b = 101") for e in out.trace.events)
+    assert id(other) in compiled
+
+
+def test_exact_odds_see_the_branches_no_run_has_taken_yet(tmp_path):
+    """The state enumerator reads each statement's compiled part: one in a branch not compiled yet is compiled
+    when it asks for it."""
+    from interpreter.odds.exact import exact_odds
+    root = write_ruleset(tmp_path, {"procedures/extra.ump": _BRANCHY})
+    r = load_ruleset(root, use_cache=False)
+    out = adjudicate(r, r.procedures["rolled"], {}, GivenDice([[2]]), trace=True)
+    assert out.value == 0                   # the `d > 4` branch: not compiled yet
+
+    class Asked:
+        ruleset, procedure, args, dice, choices = r, r.procedures["rolled"], {}, [], {}
+    report = exact_odds(Asked(), [], quick_paths=0)     # (by states, not path by path)
+    # (it rolls inside: the enumerator runs that branch statement by statement, and the condition of the `if`
+    # in it by its compiled part)
+    assert {label: p for label, p, _ in report.rows} == {"0": Fraction(5, 6),
+                                                         **{str(10 + e): Fraction(1, 18) for e in (4, 5, 6)}}
+
 def test_the_prefix_cache_changes_no_result():
     """Reusing the deterministic start of a procedure gives the same results, run after run."""
     from pathlib import Path

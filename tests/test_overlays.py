@@ -38,13 +38,21 @@ def test_added_modifier_goes_where_asked(tmp_path):
     assert [m.id for m in r.stacks["drm"].modifiers][:2] == ["terrain", "night"]
 
 
-def test_procedure_step_replaced_by_label(tmp_path):
+def _labelled(tmp_path, line: str, label: str, change: str, steps: str):
+    """The fixture ruleset with ``@label`` put on the line of the attack procedure that is ``line``, and an
+    overlay making the ``change`` (replace_step, insert_after...) at that label with these ``steps``."""
+    indent = line[:len(line) - len(line.lstrip())]
     root = write_ruleset(tmp_path, {"procedures/fire.ump": (FIXTURE / "procedures/fire.ump").read_text().replace(
-        '    if dr.doubles and leader_drm == 0 cite "1.3":\n',
-        '    @cower\n    if dr.doubles and leader_drm == 0 cite "1.3":\n')})
+        line + "\n", f"{indent}@{label}\n{line}\n")})
     o = tmp_path / "o.yaml"
-    o.write_text("overlay: t\nextends: mini\nchanges:\n  - procedure: attack\n    replace_step: cower\n    steps: |\n"
-                 "      note \"house rule: fire groups never cower\"\n")
+    o.write_text(f"overlay: t\nextends: mini\nchanges:\n  - procedure: attack\n    {change}: {label}\n"
+                 f"    steps: |\n      {steps}\n")
+    return root, o
+
+
+def test_procedure_step_replaced_by_label(tmp_path):
+    root, o = _labelled(tmp_path, '    if dr.doubles and leader_drm == 0 cite "1.3":', "cower", "replace_step",
+                        'note "house rule: fire groups never cower"')
     s = load_situation(root / "situations/attack.yaml", (str(o),))
     s.dice = [[3, 3], [1, 1]]
     assert run_situation(load_situation(root / "situations/attack.yaml")).value["shift"] == 0  # dice from file
@@ -56,6 +64,23 @@ def test_procedure_step_replaced_by_label(tmp_path):
     assert any("never cower" in e["text"] for e in out.trace.events)
     assert any(e.get("from", "").startswith(str(o)) for e in out.trace.events)
 
+
+
+def test_a_step_put_inside_a_branch_is_marked_as_the_overlays_when_the_branch_first_runs(tmp_path):
+    """(a traced run compiles an `if` branch when it first takes it, compiling/lazy.py: by then the compiler has
+    compiled other procedures, and the step still says which overlay it came from, and only it does)"""
+    root, o = _labelled(tmp_path, "        set cower = 2 if any(f.inexperienced for f in firers) else 1", "cowering",
+                        "insert_after", 'note "house rule: cowering noted"')
+    s = load_situation(root / "situations/attack.yaml", (str(o),))
+    s.dice = [[2, 3], [1, 1]]
+    out = run_situation(s)                  # no doubles: the branch is not taken (nor compiled)
+    assert not any("cowering noted" in e["text"] for e in out.trace.events)
+    s.dice = [[3, 3], [1, 1]]
+    out = run_situation(s)                  # doubles: it runs
+    at = [i for i, e in enumerate(out.trace.events) if "cowering noted" in e["text"]]
+    marked = [e for e in out.trace.events if e.get("from")]
+    assert at and [e["text"] for e in marked] == ["overlay step"], marked   # that step's alone
+    assert out.trace.events[at[0] - 1] is marked[0] and marked[0]["from"].startswith(f"{o}:7:")
 
 def test_steps_inserted_before_and_after_a_label(tmp_path):
     root = write_ruleset(tmp_path, {"procedures/fire.ump": (FIXTURE / "procedures/fire.ump").read_text().replace(

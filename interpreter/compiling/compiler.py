@@ -69,6 +69,7 @@ class Compiler(LazyCompilation, SegmentCompiler, StatementCompiler, RollCompiler
         self.marking = False      # compiling an `if` in a kept segment: its rolling branches mark the run
         self.purity: dict = {}    # id of a syntax node -> (node, whether it rolls nothing): segments.rolls_nothing
         self.traced_pending: dict | None = None   # lazy compile: traced bodies not compiled yet, by procedure
+        self.branches_pending: dict | None = None  # lazy compile: `if` branches not compiled yet (lazy.branch_block)
         self._param_constants: dict = {}          # procedure name -> its written-out parameter defaults
         # lengths from which a list or text just built is checked: its limit (which a ruleset may set low)
         # or its charge in steps (model/values.py), whichever comes first; shorter ones need no look
@@ -99,7 +100,8 @@ class Compiler(LazyCompilation, SegmentCompiler, StatementCompiler, RollCompiler
         pending: dict[str, Callable] = {}
         self.lock = allocate_lock()
         self.traced_pending = {}
-        self.parts = self.ruleset.parts = _PartsOnDemand(pending, self.traced_pending)
+        self.branches_pending = {}
+        self.parts = self.ruleset.parts = _PartsOnDemand(pending, self.traced_pending, self.branches_pending)
         for proc in self.ruleset.procedures.values():
             pending[proc.name] = self._compile_on_first_use(proc, pending)
 

@@ -34,6 +34,7 @@ class CompilerHost:
     parts: dict
     lock: LockType
     traced_pending: dict | None
+    branches_pending: dict | None
     # per procedure (Compiler.enter, lazy.py)
     in_overlay: bool
     roll_names: set[str]
@@ -50,6 +51,8 @@ class CompilerHost:
         def param_constants(self, proc: Procedure) -> dict: ...
         # statements.py
         def block(self, statements) -> Fn: ...
+        # lazy.py
+        def branch_block(self, statements) -> Fn: ...
         def block_parts(self, statements) -> tuple: ...
         def statement(self, s: ast.Statement) -> Fn: ...
         # segments.py

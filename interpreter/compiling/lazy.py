@@ -2,6 +2,9 @@
 
 A lazily compiled ruleset (``Compiler.compile(lazy=True)``) compiles each procedure on its first run, and
 each of its two forms only when a run of that form (or the state enumerator's ``parts``) first asks for it.
+Inside a traced body, each ``if`` branch's block is compiled on its first run too: one adjudication runs
+fewer than half the statements of the procedures it calls (the shipped ASLSK Fire Group attack: 349 of
+814), and compiling the rest was a fifth of a warm ``umpire resolve``.
 """
 
 from __future__ import annotations
@@ -18,16 +21,19 @@ class _PartsOnDemand(dict):
     """``Compiler.parts`` of a lazily compiled ruleset: asking for a part not yet compiled compiles the rest
     (each pending procedure, then each traced body not yet compiled: the parts are the traced closures)."""
 
-    def __init__(self, pending: dict, traced_pending: dict):
+    def __init__(self, pending: dict, traced_pending: dict, branches: dict):
         super().__init__()
         self.pending = pending
         self.traced_pending = traced_pending
+        self.branches = branches
 
     def __missing__(self, key):
         for compile_now in list(self.pending.values()):
             compile_now()
         for compile_body in list(self.traced_pending.values()):
             compile_body()
+        while self.branches:    # (a branch compiled may leave branches of its own for later: until none is left)
+            next(iter(self.branches.values()))()
         return dict.__getitem__(self, key)
 
 
@@ -95,6 +101,33 @@ class LazyCompilation(CompilerHost):
                 proc.run_untraced = compiled
             return compiled(env, rt)
         return first_untraced_run
+
+    def branch_block(self, statements) -> Fn:
+        """An ``if`` branch's block: in a lazy traced compile, compiled on its first run (in the per-procedure
+        state it would have been compiled in now), else now."""
+        pending = self.branches_pending
+        if pending is None or self.untraced or self.marking or not statements:
+            return self.block(statements)
+        state = (self.unordered_rolls, self.roll_names, self.in_overlay)
+        compiled = None
+
+        def compile_branch() -> Fn:
+            nonlocal compiled
+            with self.lock:     # the compiler's per-procedure state is shared: one compile at a time
+                if compiled is None:
+                    saved = self.unordered_rolls, self.roll_names, self.in_overlay
+                    self.unordered_rolls, self.roll_names, self.in_overlay = state
+                    try:
+                        compiled = self.block(statements)
+                    finally:
+                        self.unordered_rolls, self.roll_names, self.in_overlay = saved
+                    pending.pop(compile_branch, None)
+            return compiled
+
+        def branch(env, rt):
+            return (compiled or compile_branch())(env, rt)
+        pending[compile_branch] = compile_branch     # (forced by _PartsOnDemand, keyed by itself)
+        return branch
 
     def traced_body(self, proc: Procedure, statements) -> Fn:
         """The body's traced block: compiled now in an eager compile, else on its first run."""
