@@ -84,6 +84,72 @@ def test_a_cached_load_decodes_only_the_procedures_a_resolve_reaches(cache_dir):
     assert "fire_attack" in decoded and 0 < len(decoded) < len(procs) / 2
 
 
+
+def _branches(procedures):
+    """Every branch of every if in these procedures' bodies, at any depth, without decoding a body not decoded
+    (a stored long branch body is decoded when first read: reading.syntax.Branch)."""
+    from interpreter.reading import syntax as ast
+    out, todo = [], [s for p in procedures for s in p.syntax.body]
+    while todo:
+        s = todo.pop()
+        if isinstance(s, ast.If):
+            for b in s.branches:
+                out.append(b)
+                if _decoded(b):
+                    todo.extend(b.body)
+        elif isinstance(s, ast.ForEach):
+            todo.extend(s.body)
+    return out
+
+
+def _decoded(branch) -> bool:
+    try:
+        object.__getattribute__(branch, "body")
+    except AttributeError:
+        return False
+    return True
+
+
+def test_a_cached_load_decodes_only_the_branches_a_resolve_takes(cache_dir, monkeypatch):
+    """(codec.LATER_FROM) A long branch body stays text until a run takes the branch; read then, it is the body
+    built from the files (the test above compares whole trees, which decodes every one)."""
+    from interpreter.loading import codec
+    root = ROOT / "rulesets" / "aslsk"
+    uncompiled(root)                                    # writes the entry
+    api.clear_cache()
+    monkeypatch.setattr(codec, "_BODIES", {})           # as a new process: no body decoded by an earlier load
+    situation = api.load_situation(root / "situations" / "prep_fire_fg_pbf.yaml")
+    api.run_situation(situation, seed=1)
+    reached = [p for p in situation.ruleset.procedures.values() if "_syntax" in vars(p)]
+    branches = _branches(reached)
+    waiting = [b for b in branches if not _decoded(b)]
+    assert "fire_attack" in [p.name for p in reached] and waiting and len(waiting) < len(branches)
+    monkeypatch.setenv("UMPIRE_CACHE", "off")
+    built = uncompiled(root)[0].procedures
+    for p in reached:
+        assert p.syntax == built[p.name].syntax     # (decodes what was waiting)
+    assert all(_decoded(b) for b in waiting)
+
+
+def test_a_branch_edited_in_place_is_read_as_edited_by_the_process_that_read_it_before(tmp_path, cache_dir,
+                                                                                       monkeypatch):
+    """A long-running process (``umpire serve``) reads a ruleset from the cache, the author edits a line inside a
+    long branch (the lines around it unchanged), and the process reads the new entry: the procedure's own stored
+    text is the same as before, only the branch's differs, and the procedure is read as edited, not as the body
+    decoded before (bodies stored alike are shared within a process)."""
+    root = write_ruleset(tmp_path, {})
+    fire = root / "procedures" / "fire.ump"
+    line = "        set cower = 2 if any(f.inexperienced for f in firers) else 1"
+    before = uncompiled(root)[0].procedures["attack"]    # writes the entry
+    before = uncompiled(root)[0].procedures["attack"]    # reads it
+    assert [b for b in _branches([before]) if not _decoded(b)]       # (the branch is stored apart)
+    fire.write_text(fire.read_text().replace(line, line.replace("else 1", "else 3")))
+    uncompiled(root)                                    # writes the new entry
+    after = uncompiled(root)[0].procedures["attack"]
+    monkeypatch.setenv("UMPIRE_CACHE", "off")
+    assert after.syntax == uncompiled(root)[0].procedures["attack"].syntax and after.syntax != before.syntax
+
+
 @pytest.mark.parametrize("root", RULESETS, ids=[r.name for r in RULESETS])
 def test_every_situation_gives_the_same_outcome_and_trace_from_the_cache(root, cache_dir, monkeypatch):
     situations = sorted((root / "situations").glob("*.yaml"))

@@ -102,12 +102,13 @@ class LazyCompilation(CompilerHost):
             return compiled(env, rt)
         return first_untraced_run
 
-    def branch_block(self, statements) -> Fn:
+    def branch_block(self, branch) -> Fn:
         """An ``if`` branch's block: in a lazy traced compile, compiled on its first run (in the per-procedure
-        state it would have been compiled in now), else now."""
+        state it would have been compiled in now; its body, if the load cache left it as text, decoded then
+        too), else now."""
         pending = self.branches_pending
-        if pending is None or self.untraced or self.marking or not statements:
-            return self.block(statements)
+        if pending is None or self.untraced or self.marking:
+            return self.block(branch.body)
         state = (self.unordered_rolls, self.roll_names, self.in_overlay)
         compiled = None
 
@@ -118,16 +119,16 @@ class LazyCompilation(CompilerHost):
                     saved = self.unordered_rolls, self.roll_names, self.in_overlay
                     self.unordered_rolls, self.roll_names, self.in_overlay = state
                     try:
-                        compiled = self.block(statements)
+                        compiled = self.block(branch.body)
                     finally:
                         self.unordered_rolls, self.roll_names, self.in_overlay = saved
                     pending.pop(compile_branch, None)
             return compiled
 
-        def branch(env, rt):
+        def run_branch(env, rt):
             return (compiled or compile_branch())(env, rt)
         pending[compile_branch] = compile_branch     # (forced by _PartsOnDemand, keyed by itself)
-        return branch
+        return run_branch
 
     def traced_body(self, proc: Procedure, statements) -> Fn:
         """The body's traced block: compiled now in an eager compile, else on its first run."""

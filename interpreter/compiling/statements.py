@@ -233,7 +233,7 @@ class StatementCompiler(CompilerHost):
             cond = self.expr(b.condition) if b.condition is not None else None
             if not self.untraced:       # the parts are the traced closures (the state enumerator runs them)
                 self.parts.setdefault(id(b), cond)
-            body = self.branch_block(b.body)
+            body = self.branch_block(b)
             if mark and not all(self.rolls_nothing(t) for t in b.body):
                 body = _marking(body)
             branches.append((cond, body, ast.unparse(b.condition) if b.condition is not None else None,

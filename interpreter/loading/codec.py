@@ -46,6 +46,10 @@ from ..reading import syntax as ast
 from ..reading.plain import data_fields
 from ..reading.source import Document, load_yaml
 
+LATER_FROM = 200
+"""A branch whose body is this long as JSON, or longer, keeps it as a text of its own, decoded when the branch is
+first read (syntax.Branch.later): shorter ones cost less decoded with the rest than kept apart."""
+
 
 class CodecError(ValueError):
     """The value cannot be stored as data (encoding), or the data does not describe a model (decoding)."""
@@ -115,11 +119,14 @@ class Encoder:
                 syntax = v.syntax
             now = {k: attrs.pop(k) for k in _EAGER if k in attrs}
             self.bodies.append(json.dumps(self._attrs(attrs), separators=(",", ":"), allow_nan=True))
+            attrs_at = len(self.bodies) - 1
             reach, self._reach = self._reach, -1
-            self.bodies.append(json.dumps(self.syntax(syntax), separators=(",", ":"), allow_nan=True))
-            # the body's text and the files its positions name (indexes up to its reach) decide its tree
+            tree = self.syntax(syntax)      # (its branches' bodies stored as texts of their own: ``syntax``)
+            self.bodies.append(json.dumps(tree, separators=(",", ":"), allow_nan=True))
+            # the body's text, its branches' texts (the ones between its fields' and its own) and the files its
+            # positions name (indexes up to its reach) decide its tree
             reach, self._reach = self._reach, max(reach, self._reach)
-            return {"q": [self._attrs(now), len(self.bodies) - 2, len(self.bodies) - 1, reach]}
+            return {"q": [self._attrs(now), attrs_at, len(self.bodies) - 1, reach]}
         if isinstance(v, Path):
             return {"path": str(v)}
         if isinstance(v, re.Pattern):
@@ -144,6 +151,12 @@ class Encoder:
         fields = _NODE_FIELDS.get(cls)
         if fields is None:
             return self.encode(v)
+        if cls is ast.Branch:
+            body = json.dumps(self.syntax(v.body), separators=(",", ":"), allow_nan=True)
+            if len(body) >= LATER_FROM:     # decoded when first read (syntax.Branch.later)
+                self.bodies.append(body)
+                return {"B": [self.syntax(v.condition), len(self.bodies) - 1, self.syntax(v.cite),
+                              self.syntax(v.pos), any(ast.may_return(s) for s in v.body)]}
         pos = getattr(v, fields[0]) if fields[0] == "pos" else None
         if pos.__class__ is Position and pos.end is None:
             return {"m": [cls.__name__, self.file(pos.file), pos.line, pos.column]
@@ -193,6 +206,15 @@ class Decoder:
     def loads(self, text: str | bytes):
         return self._decode(text.decode("utf-8", "surrogatepass") if isinstance(text, bytes) else text)   # as json.loads
 
+    def _later_body(self, at: int):
+        """What decodes a branch's stored body: a tuple of statements, or CodecError."""
+        def decode() -> tuple:
+            body = self.loads(self.bodies[at])
+            if body.__class__ is not list or not all(isinstance(s, ast.Statement) for s in body):
+                raise CodecError("a branch's body is not a list of statements")
+            return tuple(body)
+        return decode
+
     def hook(self, obj: dict):
         if len(obj) != 1:
             raise CodecError("a stored value has one tag")
@@ -222,6 +244,18 @@ class Decoder:
             for i, set_field in enumerate(setters):
                 x = v[i + 1]
                 set_field(node, _tuples(x) if x.__class__ is list else x)
+            return node
+        if tag == "B":      # a branch whose body is a text of its own, decoded when first read
+            condition, at, cite, pos, returns = v
+            if not (at.__class__ is int and 0 <= at < len(self.bodies)) or returns.__class__ is not bool \
+                    or pos.__class__ is not Position:
+                raise CodecError("a branch's body is missing")
+            node = _new(ast.Branch)
+            set_condition, _, set_cite, set_pos = _SETTERS[ast.Branch]
+            set_condition(node, condition)
+            set_cite(node, cite)
+            set_pos(node, pos)
+            node.later(self._later_body(at), returns)
             return node
         if tag == "p":
             key = (v[0], v[1], v[2])
@@ -257,12 +291,12 @@ class Decoder:
             now, attrs_at, body_at, reach = v
             now = _pairs(now)
             if not _EAGER <= now.keys() or not all(isinstance(i, int) and 0 <= i < len(self.bodies)
-                                                   for i in (attrs_at, body_at)) \
+                                                   for i in (attrs_at, body_at)) or attrs_at >= body_at \
                     or not (reach.__class__ is int and -1 <= reach < len(self.files)):
                 raise CodecError("a procedure's fields or body are missing")
             proc = LazyProcedure.__new__(LazyProcedure)
             proc.__dict__.update(now, _attrs_text=self.bodies[attrs_at], _syntax_text=self.bodies[body_at],
-                                 _syntax_decoder=self, _syntax_reach=reach)
+                                 _syntax_decoder=self, _syntax_reach=reach, _syntax_branches=(attrs_at + 1, body_at))
             return proc
         if tag == "path":
             return Path(v)
@@ -275,7 +309,7 @@ class Decoder:
         raise CodecError(f"unknown tag {tag!r}")
 
 
-_LAZY_SLOTS = ("_attrs_text", "_syntax_text", "_syntax_decoder", "_syntax_reach")
+_LAZY_SLOTS = ("_attrs_text", "_syntax_text", "_syntax_decoder", "_syntax_reach", "_syntax_branches")
 
 _BODIES: dict = {}
 """(a procedure body's stored text, the files its positions name) -> its syntax tree, decoded once per process:
@@ -311,8 +345,8 @@ class LazyProcedure(Procedure):
         d = self.__dict__
         syntax = d.get("_syntax")
         if syntax is None:
-            decoder, text = d["_syntax_decoder"], d.pop("_syntax_text")
-            key = (text, tuple(decoder.files[:d.pop("_syntax_reach") + 1]))
+            decoder, text, (first, last) = d["_syntax_decoder"], d.pop("_syntax_text"), d.pop("_syntax_branches")
+            key = (text, tuple(decoder.bodies[first:last]), tuple(decoder.files[:d.pop("_syntax_reach") + 1]))
             shared = _BODIES.get(key)
             if shared is None:
                 shared = decoder.loads(text)
@@ -334,7 +368,7 @@ class LazyProcedure(Procedure):
     @syntax.setter
     def syntax(self, value) -> None:
         self.__dict__["_syntax"] = value
-        for k in ("_syntax_text", "_syntax_decoder", "_syntax_reach"):
+        for k in ("_syntax_text", "_syntax_decoder", "_syntax_reach", "_syntax_branches"):
             self.__dict__.pop(k, None)
 
     def decode_all(self) -> None:

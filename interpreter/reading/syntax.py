@@ -7,6 +7,7 @@ are treated as immutable: ``replace`` makes a changed copy (overlays use it).
 
 from __future__ import annotations
 
+from _thread import allocate_lock
 from fractions import Fraction
 from typing import Any
 
@@ -308,12 +309,48 @@ class Choose(Statement):
 
 
 class Branch(Node):
-    """One arm of an if: ``condition`` is None for else."""
-    __slots__ = _fields = ("condition", "body", "cite", "pos")
+    """One arm of an if: ``condition`` is None for else.
+
+    A branch read back from the load cache may hold its body as text until the body is first read (``later``:
+    an adjudication takes fewer than half of the branches of the procedures it runs, and decoding the others was
+    the largest part of a warm start); ``returns`` answers ``may_return`` without decoding it."""
+    __slots__ = ("condition", "body", "cite", "pos", "_later")
+    _fields = ("condition", "body", "cite", "pos")
     condition: Any
     body: Any
     cite: Any
     pos: Any
+
+    def later(self, decode, returns: bool) -> None:
+        """Leave the body unset, to be ``decode()``d when first read; ``returns``: whether it has a `return`."""
+        object.__setattr__(self, "_later", (decode, returns))
+
+    def __getattr__(self, name: str):
+        # reached only for a slot not set: the body of a branch made by ``later``, not decoded yet
+        if name != "body":
+            raise AttributeError(name)
+        try:
+            decode, _ = object.__getattribute__(self, "_later")
+        except AttributeError:
+            raise AttributeError(name) from None
+        with _LATER_LOCK:       # (two threads reading it first: the body is decoded once, the same tree for both)
+            try:
+                return object.__getattribute__(self, "body")
+            except AttributeError:
+                body = decode()
+                object.__setattr__(self, "body", body)
+                return body
+
+    def returns(self) -> bool:
+        """Whether the body has a `return` inside (a body not decoded yet is not decoded for it)."""
+        try:
+            body = object.__getattribute__(self, "body")
+        except AttributeError:
+            return self._later[1]
+        return any(may_return(t) for t in body)
+
+
+_LATER_LOCK = allocate_lock()
 
 
 class If(Statement):
@@ -358,7 +395,7 @@ def may_return(s: Statement) -> bool:
     if s.__class__ is Return:
         return True
     if s.__class__ is If:
-        return any(may_return(t) for b in s.branches for t in b.body)
+        return any(b.returns() for b in s.branches)
     if s.__class__ is ForEach:
         return any(may_return(t) for t in s.body)
     return False
