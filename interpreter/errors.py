@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from typing import Any, Final, Iterable
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any, Final, Iterable
 
 
 class Position:

@@ -31,7 +31,6 @@ what ties them together: the per-ruleset and per-procedure state, and a procedur
 from __future__ import annotations
 
 from _thread import allocate_lock
-from typing import Any, Callable
 
 from ..analysis.caching import EMIT as _EMIT
 from ..analysis.caching import MEMO_LIMIT as _MEMO_LIMIT
@@ -49,6 +48,10 @@ from .operators import OperatorCompiler
 from .rolls import RollCompiler
 from .segments import SegmentCompiler
 from .statements import StatementCompiler
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 class Compiler(LazyCompilation, SegmentCompiler, StatementCompiler, RollCompiler, ExpressionCompiler,

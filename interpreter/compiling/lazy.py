@@ -9,12 +9,14 @@ fewer than half the statements of the procedures it calls (the shipped ASLSK Fir
 
 from __future__ import annotations
 
-from typing import Callable
-
 from ..analysis.caching import dice_path_runner, plan, untraced_runner
 from ..model.ruleset import Procedure
 from .host import CompilerHost
 from .support import Fn
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 class _PartsOnDemand(dict):

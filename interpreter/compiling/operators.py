@@ -6,7 +6,6 @@ What each operator means is runtime/operators.py; this module builds the closure
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Callable
 
 from ..errors import AdjudicationError
 from ..model.values import (
@@ -27,6 +26,10 @@ from ..runtime.operators import RAW_ARITHMETIC as _RAW
 from ..runtime.operators import arith_error as _arith_error
 from .host import CompilerHost
 from .support import Fn
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 class OperatorCompiler(CompilerHost):

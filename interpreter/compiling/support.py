@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from ..errors import AdjudicationError, did_you_mean
 from ..model.values import Record, Roll, show, type_name
 
-Fn = Callable[[dict, Any], Any]
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+if TYPE_CHECKING:
+    Fn = Callable[[dict, Any], Any]
+else:
+    Fn = "Fn"      # (a closure, fn(env, rt) -> value: named in annotations only)
 
 
 def described(fn: Fn, **facts) -> Fn:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import weakref
 from fractions import Fraction
-from typing import Any, cast
 
 from ..errors import ErrorCollector, InputError, did_you_mean
 from ..model.ruleset import Procedure, Ruleset, TypeDef
 from ..model.values import Record, exact, freeze, thaw
 from ..reading import syntax as ast
 from ..reading.source import Document
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any
 
 _SCALAR_SCHEMAS: dict[str, dict] = {
     "int": {"type": "integer"},
@@ -103,11 +106,14 @@ def situation_schema(ruleset: Ruleset, proc: Procedure) -> dict:
 
 
 def check_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> None:
-    """Validate inputs against the procedure's schema (once: the load cache remembers inputs that passed)."""
-    from ..reading.schema import validate_value
+    """Validate inputs against the procedure's schema (once: the load cache remembers inputs that passed, and
+    then the schema module is not even imported)."""
     from .cache import checked_once
-    checked_once(f"inputs of {proc.name}", ruleset.cache_key, inputs,
-                 lambda: validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs"), doc, path)
+
+    def validate() -> None:
+        from ..reading.schema import validate_value
+        validate_value(inputs, procedure_schema(ruleset, proc), doc, path, "inputs")
+    checked_once(f"inputs of {proc.name}", ruleset.cache_key, inputs, validate, doc, path)
 
 
 def prepare_inputs(ruleset: Ruleset, proc: Procedure, inputs: dict, doc: Document, path: tuple) -> dict:
@@ -184,7 +190,8 @@ def holds_record_type(ruleset: Ruleset, ref) -> bool:
 def complete_default(ruleset: Ruleset, ref, value: Any, pos) -> Any:
     """A parameter's written-out default of a record type (or a list of them), completed as an input of that
     type is: its catalogue entry's fields, then the type's field defaults. Errors name the default's position."""
-    return coerce(ruleset, ref, value, cast(Document, _At(pos)), ())   # _At answers every .at(path) with pos
+    at: Document = _At(pos)     # type: ignore[assignment]   # _At answers every .at(path) with pos
+    return coerce(ruleset, ref, value, at, ())
 
 
 def _check_field_names(value: Any, doc: Document, path: tuple) -> None:

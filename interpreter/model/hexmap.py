@@ -15,11 +15,14 @@ places them; so boards are joined side by side by their offsets.
 from __future__ import annotations
 
 import re
-from typing import Callable
 
 from ..errors import BuiltinArgumentError, InputError, Position, did_you_mean
 from .hexgrid import DIRECTIONS, from_cube, orientation_of, step, to_cube
 from .values import Record, show, type_name
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Callable
 
 MAX_HEXES = 20000
 """Hexes one map may hold (all its boards together): far above any real board, small enough to index at once."""

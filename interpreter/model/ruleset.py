@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Callable
 
 from ..errors import Position
 from ..reading import syntax as ast
@@ -17,6 +16,10 @@ from ..reading.plain import data_class, factory
 from .dice import DiceKind
 from .tables import Table
 from .values import Record
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 DEFAULT_LIMITS = {"steps": 100_000, "loop": 1_000, "depth": 32, "dice": 20,
                   "list": 100_000, "text": 100_000, "digits": 1_000, "nesting": 64, "sides": 10_000,

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 from operator import attrgetter
-from typing import Any
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Record(dict):
@@ -430,7 +433,6 @@ def _render(value: Any, parts: list, room: list) -> None:
     room[0] = r - 1
     if r - 1 <= 0:
         raise _Full
-
 
 
 # ---- size bounds ----------------------------------------------------------------------

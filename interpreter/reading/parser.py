@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from functools import lru_cache
-from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (
@@ -24,6 +23,10 @@ from lark.indenter import DedentError, Indenter
 from ..errors import InputError, Position, UmpireError
 from . import shipped
 from . import syntax as ast
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_NUMBER_DIGITS = 100
 """Most digits a number literal may have (in procedures and DSL text alike)."""

@@ -20,9 +20,15 @@ Instances keep their fields in ``__dict__`` (no slots), so a subclass may add la
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar, dataclass_transform
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar, dataclass_transform
 
-T = TypeVar("T")
+    T = TypeVar("T")
+else:
+    def dataclass_transform(**_options):
+        """(typing's, for the checker; at run time it does nothing)"""
+        return lambda f: f
 
 
 class _Factory:

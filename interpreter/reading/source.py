@@ -20,7 +20,6 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, Position
 from .plain import data_class, factory
@@ -85,7 +84,10 @@ class Document:
 # We only *compose* the node graph: every node keeps its start mark (line, column), tag and
 # quoting style, and we build plain data ourselves, so nothing in the file can construct objects.
 # ruamel.yaml is imported on first use: a load served by the load cache (loading/cache.py) reads no YAML.
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
 if TYPE_CHECKING:     # the names _composer_now binds in this module at first use
+    from typing import Any
+
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode

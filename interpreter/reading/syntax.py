@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from _thread import allocate_lock
 from fractions import Fraction
-from typing import Any
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any
 
 GIVEN_NOT_DERIVED = ": given, not derived"
 """How the note of a ``derive`` that took the situation's stated fact reads (the parser writes it as that

@@ -8,13 +8,16 @@ and lines are worked out in whole numbers and fractions (model/hexline.py).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Callable
 
 from ..errors import BuiltinArgumentError
 from ..model.hexgrid import cube_distance
 from ..model.hexline import bearing, line, within
 from ..model.hexmap import index_of
 from ..model.values import Record, show, type_name
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 def _whole(x, what: str) -> int:

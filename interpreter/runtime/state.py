@@ -8,11 +8,13 @@ replace a whole sub-procedure by its memoised distribution.
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from ..errors import LimitError, Position
 from ..model.dice import DiceSource
 from .trace import Trace
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 _NO_CHOICES: dict = {}   # the choices of a runtime given none (only ever read)
 
