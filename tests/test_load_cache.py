@@ -502,12 +502,13 @@ def test_a_warm_start_imports_no_parser_schema_yaml_web_or_openssl_library(comma
     """Nor OpenSSL (``_hashlib``, which ``hashlib`` and ``hmac`` load: 7% of a warm resolve's instructions; the
     cache's keys and MACs are BLAKE2b from the stdlib's own ``_blake2``), nor ``dataclasses`` (with ``inspect``; the
     model's classes are reading/plain.py's, which compile no code), nor ``shutil`` (with bz2, lzma and zlib: argparse
-    imports it for the terminal's width, which cli/args.py finds with ``os``)."""
+    imports it for the terminal's width, which cli/args.py finds with ``os``), nor ``typing`` (the modules name its
+    types for the checker only)."""
     env = dict(os.environ, UMPIRE_CACHE_DIR=str(tmp_path / "cache"))
     env.pop("UMPIRE_CACHE", None)
     probe = ("import sys\nfrom interpreter.cli.main import main\ncode = main(sys.argv[1:])\n"
              "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-             "('lark', 'jsonschema', 'ruamel', 'starlette', 'uvicorn', 'matplotlib', 'icepool', '_hashlib', 'dataclasses', 'shutil'))\n"
+             "('lark', 'jsonschema', 'ruamel', 'starlette', 'uvicorn', 'matplotlib', 'icepool', '_hashlib', 'dataclasses', 'shutil', 'typing'))\n"
              "print('HEAVY', heavy, code)\n")
     first = subprocess.run([sys.executable, "-c", probe, *command], env=env, capture_output=True, text=True, cwd=ROOT)
     assert "HEAVY [" in first.stdout and "lark" in first.stdout   # a cold cache parses

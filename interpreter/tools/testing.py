@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
 
 from ..api import Outcome, load_ruleset, run_situation, situation_from
 from ..errors import ErrorCollector, InputError, Position
@@ -19,6 +18,10 @@ from ..loading.loader import find_root
 from ..loading.maps import Places, referenced_at
 from ..model.values import Roll, exact, show, thaw
 from ..reading.plain import data_class, factory
+
+TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a warm start 2%)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @data_class
