@@ -151,12 +151,14 @@ class Encoder:
         fields = _NODE_FIELDS.get(cls)
         if fields is None:
             return self.encode(v)
-        if cls is ast.Branch:
-            body = json.dumps(self.syntax(v.body), separators=(",", ":"), allow_nan=True)
-            if len(body) >= LATER_FROM:     # decoded when first read (syntax.Branch.later)
-                self.bodies.append(body)
+        if cls is ast.Branch:       # (its body encoded once, inner branches included)
+            tree = self.syntax(v.body)
+            text = json.dumps(tree, separators=(",", ":"), allow_nan=True)
+            if len(text) >= LATER_FROM:     # decoded when first read (syntax.Branch.later)
+                self.bodies.append(text)
                 return {"B": [self.syntax(v.condition), len(self.bodies) - 1, self.syntax(v.cite),
                               self.syntax(v.pos), any(ast.may_return(s) for s in v.body)]}
+            return {"n": ["Branch", self.syntax(v.condition), tree, self.syntax(v.cite), self.syntax(v.pos)]}
         pos = getattr(v, fields[0]) if fields[0] == "pos" else None
         if pos.__class__ is Position and pos.end is None:
             return {"m": [cls.__name__, self.file(pos.file), pos.line, pos.column]
