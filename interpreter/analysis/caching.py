@@ -109,12 +109,14 @@ def plan(ruleset, proc, global_names, enabled: bool = True) -> CachePlan:
                      {n.var for n in walk(statements) if isinstance(n, ast.ForEach)}
         static = ({p.name for p in proc.params} |
                   {st.name for st in statements[:k] if isinstance(st, ast.Let)}) - reassigned
-    ending, before_ending = tuple(statements[j:]), tuple(statements[:j])
-    bound_before = {p.name for p in proc.params} | bound_names(before_ending)
-    bound_in_ending = bound_names(ending)
-    reads = tuple(sorted({n.name for n in walk(ending) if isinstance(n, ast.Name)
-                          and n.name not in global_names
-                          and (n.name in bound_before or n.name not in bound_in_ending)}))
+    ending = tuple(statements[j:])
+    reads: tuple = ()
+    if ending:      # (no suffix, as when the cache is off: nothing to key, and no walk of the body for it)
+        bound_before = {p.name for p in proc.params} | bound_names(tuple(statements[:j]))
+        bound_in_ending = bound_names(ending)
+        reads = tuple(sorted({n.name for n in walk(ending) if isinstance(n, ast.Name)
+                              and n.name not in global_names
+                              and (n.name in bound_before or n.name not in bound_in_ending)}))
     emitted = [{n.name for n in walk(tuple(part)) if isinstance(n, ast.Emit)}
                for part in (statements[:k], statements[k:j], statements[j:])]
     apart = not (emitted[0] & emitted[1] or emitted[0] & emitted[2] or emitted[1] & emitted[2])
