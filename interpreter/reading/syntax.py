@@ -342,6 +342,7 @@ class Branch(Node):
             except AttributeError:
                 body = decode()
                 object.__setattr__(self, "body", body)
+                object.__setattr__(self, "_later", (None, False))   # (the decoder, and its texts, may go)
                 return body
 
     def returns(self) -> bool:
