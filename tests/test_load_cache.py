@@ -352,6 +352,60 @@ def test_a_change_to_umpire_itself_leaves_older_entries_unread(changed, tmp_path
     assert len(entries(cache_dir)) == 2
 
 
+
+def _umpire_copy(tmp_path) -> Path:
+    """A copy of Umpire's code, grammar and schemas (standing in for an installed or edited Umpire)."""
+    copy = tmp_path / "umpire"
+    for part in ("grammar", "schemas", "interpreter"):
+        for f in (ROOT / part).rglob("*.*"):
+            if "__pycache__" not in f.parts:
+                target = copy / part / f.relative_to(ROOT / part)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(f.read_bytes())
+    return copy / "interpreter"
+
+
+def _environment(monkeypatch, clock_ahead_ns: int = 0) -> tuple[str, int]:
+    """(a fresh start's environment key, how many of Umpire's own files it read), its clock ``clock_ahead_ns``
+    ahead (a start long after the files were last changed)."""
+    import time
+    read = []
+    real = load_cache._own_bytes
+    monkeypatch.setattr(load_cache, "_own_bytes", lambda path: read.append(path) or real(path))
+    monkeypatch.setattr(load_cache, "_now_ns", lambda: time.time_ns() + clock_ahead_ns)
+    monkeypatch.setattr(load_cache, "_ENVIRONMENT", None)
+    return load_cache.environment_key(), len(read)
+
+
+def test_a_start_after_one_that_hashed_umpires_unchanged_files_reads_none_of_them(tmp_path, cache_dir, monkeypatch):
+    monkeypatch.setattr(load_cache, "_PACKAGE", _umpire_copy(tmp_path))
+    first, read = _environment(monkeypatch, clock_ahead_ns=10 ** 10)
+    assert read > 100
+    again, read = _environment(monkeypatch)
+    assert again == first and read == 0
+
+
+def test_umpires_files_changed_since_their_hash_are_hashed_again_even_with_the_same_size_and_time(tmp_path, cache_dir,
+                                                                                                 monkeypatch):
+    """(a write moves a file's status-change time, which no tool sets back)"""
+    package = _umpire_copy(tmp_path)
+    monkeypatch.setattr(load_cache, "_PACKAGE", package)
+    first, _ = _environment(monkeypatch, clock_ahead_ns=10 ** 10)
+    loader = package / "loading" / "loader.py"
+    mtime = loader.stat().st_mtime_ns
+    _same_size_same_time(loader, "# ", "#!")           # (a comment: the same size, the time set back)
+    assert loader.stat().st_mtime_ns == mtime
+    again, read = _environment(monkeypatch, clock_ahead_ns=10 ** 10)
+    assert read > 100 and again != first
+
+
+def test_a_hash_taken_just_after_a_change_is_not_used_the_files_are_hashed_again(tmp_path, cache_dir, monkeypatch):
+    """A file changed within two seconds before its hashing could change again within the same clock tick."""
+    monkeypatch.setattr(load_cache, "_PACKAGE", _umpire_copy(tmp_path))     # every file written just now
+    first, _ = _environment(monkeypatch)
+    again, read = _environment(monkeypatch)
+    assert again == first and read > 100
+
 # ---- damaged, foreign, shared or unwritable caches -----------------------------------------------------
 
 def _damage_truncate(data: bytes) -> bytes:

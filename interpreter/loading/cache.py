@@ -14,7 +14,17 @@ What is stored, each entry named by a BLAKE2b key of everything it depends on:
 Every key also covers the *environment*: Umpire's version, the cache format,
 the Python version and the content of Umpire's own code, grammar and schemas,
 so an upgrade or an edit to the interpreter never reads an older entry.
-Contents are hashed, never trusted by modification time.
+Contents are hashed, never trusted by modification time. The one shortcut is
+for Umpire's own hundred-odd files, whose reading and hashing was a thirtieth of
+a warm ``resolve``: the hash of their contents is kept as an entry of its own
+(kind ``environment``), keyed by each file's path, device, inode, size,
+modification and status-change times, and a later start finding every one of
+those unchanged reads the hash instead of the files. A write to a file always
+moves its status-change time, which no tool can set back (``touch`` and
+``cp -p`` set the others); and a record is not used for a file changed within
+two seconds of its hashing (it could change again within the same clock tick,
+as git treats a "racily clean" file). The user's rulesets and situations are
+always hashed by content.
 
 An entry is one file: a header line (format, kind, key, file table, BLAKE2b digest
 of the body) and a JSON body (loading/codec.py: data only, no pickle). The header carries a MAC
@@ -39,6 +49,7 @@ import json
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 
 from .. import __version__
@@ -67,7 +78,7 @@ MAX_FOLDER_BYTES = 200_000_000
 MAX_FOLDER_ENTRIES = 20_000
 """When a new ruleset entry would leave more than this in the folder, the least recently used entries go."""
 
-KINDS = ("ruleset", "document", "valid")
+KINDS = ("ruleset", "document", "valid", "environment")
 
 _OFF_WORDS = {"off", "0", "no", "false"}
 _disabled_here = False   # set by the command line's --no-cache for the current command
@@ -246,17 +257,66 @@ _ENVIRONMENT: str | None = None
 
 def environment_key() -> str:
     """A hash of everything besides the user's files that decides what a load gives: every ``.py`` file of the
-    package, at any depth, and every file of the shipped data folders, by name and content."""
+    package, at any depth, and every file of the shipped data folders, by name and content (read back from
+    the ``environment`` entry while the files are the very ones hashed: the module's docstring)."""
     global _ENVIRONMENT
     if _ENVIRONMENT is None:
-        h = blake2b(f"umpire {__version__} cache {FORMAT} python {sys.version}".encode(), digest_size=32)
+        head = f"umpire {__version__} cache {FORMAT} python {sys.version}"
         sources = _files_below(str(_PACKAGE), ".py", True)
         for extra in shipped.FOLDERS:  # the packaged copy when installed, else the checkout's folder
             sources += _files_below(str(shipped.folder(extra, _PACKAGE)), "", False)
-        for path, name in sources:
-            _update(h, name, _own_bytes(path))
-        _ENVIRONMENT = h.hexdigest()
+        seen = _as_they_stand(head, sources)
+        found = _hashed_before(*seen) if seen is not None else None
+        if found is None:
+            started = _now_ns()
+            h = blake2b(head.encode(), digest_size=32)
+            for path, name in sources:
+                _update(h, name, _own_bytes(path))
+            found = h.hexdigest()
+            if seen is not None:
+                write("environment", seen[0], [], json.dumps({"environment": found, "hashed_at": started}))
+        _ENVIRONMENT = found
     return _ENVIRONMENT
+
+
+_now_ns = time.time_ns
+RACY_NS = 2_000_000_000
+"""A file changed less than this before its hash was taken could change again unseen (within the same clock
+tick): a record of it is not used."""
+
+
+def _as_they_stand(head: str, sources: list[tuple[str, str]]) -> tuple[str, int] | None:
+    """(a key of these files as they stand: the path, device, inode, size, modification and status-change times
+    of each; the newest of those times), or None when one is not a regular file (then they are hashed)."""
+    h = blake2b(head.encode(), digest_size=32, person=b"umpire-stat")
+    newest = 0
+    for path, _name in sources:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        h.update(b"%d:%s %d %d %d %d %d\n" % (len(path), path.encode("utf-8", "surrogateescape"), st.st_dev,
+                                             st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    return h.hexdigest(), newest
+
+
+def _hashed_before(key: str, newest: int) -> str | None:
+    """The hash of the contents recorded for exactly these files, if it was taken RACY_NS or more after the newest
+    of their changes; else None."""
+    found = read("environment", key)
+    if found is None:
+        return None
+    try:
+        record = json.loads(found[1])
+        env, at = record["environment"], record["hashed_at"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not (isinstance(env, str) and len(env) == 64 and isinstance(at, int)) or newest > at - RACY_NS:
+        return None
+    return env
 
 
 def _files_below(top: str, suffix: str, deep: bool) -> list[tuple[str, str]]:
