@@ -1038,11 +1038,17 @@ def bench_shipped_situations(rounds: int) -> None:
     """Every shipped situation, all dice free, the whole result (``umpire odds --all-dice``): CPU time of the
     odds alone. The first round is what a fresh ``umpire odds`` pays (each procedure compiled and planned on
     first use); the best of ``rounds`` is the enumeration alone (a shared machine only ever adds time)."""
+    import gc
+
     from interpreter.errors import UmpireError
     from interpreter.odds.exact import budgeted_odds
     print(f"\n6. exact odds of every shipped situation, every die free, whole result (first round; best of {rounds})")
     times = []
     for path in sorted((ROOT / "rulesets").glob("*/situations/*.yaml")):
+        # as in a fresh `umpire odds`: what the earlier situations left (the other rulesets, compiled, with their
+        # memos: 1.3M objects) is set aside from the collector, whose full collections of it took 0.4-1.1 s and
+        # fell inside whichever question the allocation count happened to reach (gc callbacks measured them)
+        gc.freeze()
         s = load_situation(path)
         s.dice, s.dice_positions = [], []
         rounds_, note = [], ""
