@@ -46,9 +46,11 @@ from ..reading import syntax as ast
 from ..reading.plain import data_fields
 from ..reading.source import Document, load_yaml
 
-LATER_FROM = 200
-"""A branch whose body is this long as JSON, or longer, keeps it as a text of its own, decoded when the branch is
-first read (syntax.Branch.later): shorter ones cost less decoded with the rest than kept apart."""
+LATER_FROM = 5
+"""A branch whose body has this many syntax nodes or more (a statement or two) keeps it as a text of its own,
+decoded when the branch is first read (syntax.Branch.later): shorter ones cost less decoded with the rest than
+kept apart. (Counted as the body is encoded: measuring its text would write it out twice, a fifth more time to
+store a ruleset.)"""
 
 
 class CodecError(ValueError):
@@ -74,6 +76,7 @@ class Encoder:
         self.bodies: list[str] = []     # each procedure's syntax tree, as its own JSON text
         self._file_index: dict[str, int] = {}
         self._reach = -1                # the highest file index used since it was last reset
+        self._nodes = 0                 # syntax nodes encoded so far (a branch's body is kept apart from LATER_FROM)
         for name in files:              # the table starts with these, in order
             self.file(name)
 
@@ -151,11 +154,12 @@ class Encoder:
         fields = _NODE_FIELDS.get(cls)
         if fields is None:
             return self.encode(v)
+        self._nodes += 1
         if cls is ast.Branch:       # (its body encoded once, inner branches included)
+            before = self._nodes
             tree = self.syntax(v.body)
-            text = json.dumps(tree, separators=(",", ":"), allow_nan=True)
-            if len(text) >= LATER_FROM:     # decoded when first read (syntax.Branch.later)
-                self.bodies.append(text)
+            if self._nodes - before >= LATER_FROM:     # decoded when first read (syntax.Branch.later)
+                self.bodies.append(json.dumps(tree, separators=(",", ":"), allow_nan=True))
                 return {"B": [self.syntax(v.condition), len(self.bodies) - 1, self.syntax(v.cite),
                               self.syntax(v.pos), any(ast.may_return(s) for s in v.body)]}
             return {"n": ["Branch", self.syntax(v.condition), tree, self.syntax(v.cite), self.syntax(v.pos)]}
