@@ -295,19 +295,20 @@ def diagnostics(error: BaseException, texts: dict[str, str] | None = None) -> li
                         "this is a bug in Umpire; run again with UMPIRE_DEBUG=1 for the details and report it")]
 
 
-_WARNING = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): warning: (?P<message>.*)$", re.S)
+_WARNING = r"^(?P<file>.*?):(?P<line>\d+):(?P<column>\d+): warning: (?P<message>.*)$"
+# (texts, here and below: re compiles each when a diagnostic first needs it, never on a start without one)
 
 
 def warning_diagnostic(text: str, texts: dict[str, str] | None = None) -> dict:
     """A checker warning ('file:line:col: warning: ...') as a diagnostic."""
-    m = _WARNING.match(text)
+    m = re.match(_WARNING, text, re.S)
     if not m:
         return _diagnostic(None, "warning", "warning", text, None)
     pos = _Lines(texts).ended(Position(m["file"], int(m["line"]), int(m["column"])))
     return _diagnostic(pos, "warning", "warning", m["message"], None)
 
 
-_TOKEN = re.compile(r'[A-Za-z_][\w-]*|-?\d+(?:\.\d+)?|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|@\w+|\S')
+_TOKEN = r'[A-Za-z_][\w-]*|-?\d+(?:\.\d+)?|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?|@\w+|\S'
 _MAX_READ = 2_000_000
 """Bytes of a file read to find where a diagnostic ends (Umpire's own file-size limit)."""
 
@@ -343,7 +344,7 @@ class _Lines:
             if at and not line[pos.column - 1:pos.column - 1 + at.start()].count("\""):
                 start = pos.column + at.start()
                 return Position(pos.file, pos.line, start, (pos.line, start + len(named.group(1))))
-        m = _TOKEN.match(line, pos.column - 1) if pos.column <= len(line) else None
+        m = re.compile(_TOKEN).match(line, pos.column - 1) if pos.column <= len(line) else None
         end = pos.column + (len(m.group(0)) if m else 0)
         return Position(pos.file, pos.line, pos.column, (pos.line, end))
 

@@ -799,3 +799,22 @@ def test_cases_sharing_a_map_file_share_its_map_until_the_file_changes(tmp_path,
     field.write_text(field.read_text().replace('"0202": {terrain: woods}', '"0202": {terrain: open_ground}'))
     changed = board()
     assert changed["hexes"]["0202"]["terrain"] == "open_ground" and first["hexes"]["0202"]["terrain"] == "woods"
+
+
+# ---- which files make up a ruleset --------------------------------------------------------------------
+
+def test_the_ruleset_files_are_the_ones_the_glob_patterns_name():
+    """(loader.ruleset_files tests names without compiling the patterns to regular expressions at every start)"""
+    from fnmatch import fnmatchcase
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from interpreter.loading.loader import _procedure_name, _yaml_name
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(alphabet="aymlupY.-_~", max_size=12))
+    def same(name):
+        assert _yaml_name(name) == fnmatchcase(name, "*.y*ml")
+        assert _procedure_name(name) == fnmatchcase(name, "*.ump")
+    same()

@@ -63,13 +63,14 @@ except ImportError:     # a Python built without them
     from hashlib import blake2b
     from hmac import compare_digest  # type: ignore[no-redef]
 
-FORMAT = 9
+FORMAT = 10
 """Changes whenever the layout of an entry or of the encoded model changes (2: entries carry a MAC; 3: a procedure's
 fields are stored apart from the model, like its body; 4: a document's position tables are lines of their own, read
 when a position is first asked for, and plain data is stored as plain JSON; 5: a stored document's written maps
 passed the map schema too; 6: keys, checksums and MACs are BLAKE2b, the MAC keyed by the secret; 7: the file table starts with the ruleset's
 files, and a procedure notes the files its body's positions name; 8: a document's position tables are keyed by path,
-read a lookup at a time; 9: a long branch body is a text of its own, decoded when first read)."""
+read a lookup at a time; 9: a long branch body is a text of its own, decoded when first read; 10: a result code
+keeps its pattern only, its regular expression made when first used)."""
 
 MAX_ENTRY_BYTES = 64_000_000
 """Largest entry read back (a shipped ruleset's entry is well under 5 MB)."""

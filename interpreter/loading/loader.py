@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..errors import ErrorCollector, InputError, InputErrors
@@ -59,15 +58,26 @@ def ruleset_files(root: Path) -> list[Path]:
     """Every file that makes up the ruleset, in load order (what a cache key depends on)."""
     files = [root / MANIFEST]
     for folder in DEFINITION_FOLDERS:
-        files += _matching(root / folder, "*.y*ml")
-    files += _matching(root / "procedures", "*.ump")
+        files += _matching(root / folder, _yaml_name)
+    files += _matching(root / "procedures", _procedure_name)
     return files
 
 
-def _matching(folder: Path, pattern: str) -> list[Path]:
-    """``sorted(folder.glob(pattern))``, in one directory read (this runs on every load, cached or not)."""
+def _yaml_name(name: str) -> bool:
+    """Whether ``name`` matches ``*.y*ml`` (``.yaml``, ``.yml``), as fnmatch would, without compiling it."""
+    return name.endswith("ml") and ".y" in name[:-2]
+
+
+def _procedure_name(name: str) -> bool:
+    """Whether ``name`` matches ``*.ump``."""
+    return name.endswith(".ump")
+
+
+def _matching(folder: Path, wanted) -> list[Path]:
+    """``sorted(folder.glob(pattern))`` for the pattern ``wanted`` tests, in one directory read (this runs on every
+    load, cached or not; fnmatch compiled each pattern to a regular expression at every start)."""
     try:
-        names = sorted(n for n in os.listdir(folder) if not n.startswith(".") and fnmatchcase(n, pattern))
+        names = sorted(n for n in os.listdir(folder) if not n.startswith(".") and wanted(n))
     except OSError:
         return []
     return [folder / n for n in names]
@@ -118,18 +128,19 @@ def _dice(m: dict) -> dict[str, DiceKind]:
     return kinds
 
 
-_LIST_TYPE = re.compile(r"^\s*list\s*\[\s*(.+?)\s*\]\s*$")
-_KEY_TYPE = re.compile(r"^\s*key_of\s*\[\s*(\w+)\s*\]\s*$")
+_LIST_TYPE = r"^\s*list\s*\[\s*(.+?)\s*\]\s*$"
+_KEY_TYPE = r"^\s*key_of\s*\[\s*(\w+)\s*\]\s*$"
+# (texts: re compiles each when a type is first parsed, which a warm start never does)
 
 
 def parse_type(text) -> ast.TypeRef | tuple:
     """A field type as written in YAML ('int', 'list[unit]', 'key_of[terrain]', {enum: [...]})."""
     if isinstance(text, dict):
         return ("enum", list(text["enum"]))
-    m = _LIST_TYPE.match(text)
+    m = re.match(_LIST_TYPE, text)
     if m:
         return ast.TypeRef("list", parse_type(m.group(1)))
-    m = _KEY_TYPE.match(text)
+    m = re.match(_KEY_TYPE, text)
     if m:
         return ast.TypeRef("key_of", m.group(1))
     return ast.TypeRef(text.strip())

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 MAX_HEXES = 20000
 """Hexes one map may hold (all its boards together): far above any real board, small enough to index at once."""
 
-_LETTERS = re.compile(r"^([A-Z])\1*$")
+_LETTERS = r"^([A-Z])\1*$"    # (a text: re compiles it when a map first needs it)
 
 
 def column_letters(n: int) -> str:
@@ -36,7 +36,7 @@ def column_letters(n: int) -> str:
 
 
 def letters_column(text: str) -> int | None:
-    if not _LETTERS.match(text):
+    if not re.match(_LETTERS, text):
         return None
     return (len(text) - 1) * 26 + ord(text[0]) - ord("A") + 1
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from fractions import Fraction
+from functools import cache
 
 from ..errors import AdjudicationError, InputError, Position, UnknownCellError, did_you_mean
 from ..reading.plain import data_class, factory
@@ -29,15 +30,18 @@ UNSURE = object()   # a value that may read a column whose heading the rulebook 
 
 # ---- axes -------------------------------------------------------------------------
 
-_BAND = re.compile(r"^\s*(?:(?P<le>≤|<=)\s*(?P<le_v>-?\d+)|(?P<ge>≥|>=)\s*(?P<ge_v>-?\d+)|"
-                   r"(?P<plus>-?\d+)\s*\+|(?P<lo>-?\d+)\s*(?:-|–|\.\.)\s*(?P<hi>-?\d+)|(?P<one>-?\d+))\s*$")
+@cache
+def _band() -> re.Pattern:
+    """A band heading (``≤0``, ``2-3``, ``7+``, ``5``), compiled when first read (a warm start reads none)."""
+    return re.compile(r"^\s*(?:(?P<le>≤|<=)\s*(?P<le_v>-?\d+)|(?P<ge>≥|>=)\s*(?P<ge_v>-?\d+)|"
+                      r"(?P<plus>-?\d+)\s*\+|(?P<lo>-?\d+)\s*(?:-|–|\.\.)\s*(?P<hi>-?\d+)|(?P<one>-?\d+))\s*$")
 
 
 def parse_band(text) -> tuple[float, float]:
     """A band heading ("≤0", "2-3", "≥15", "7+", "5") as an inclusive (low, high) range."""
     if isinstance(text, int):
         return (text, text)
-    m = _BAND.match(str(text))
+    m = _band().match(str(text))
     if not m:
         raise ValueError(text)
     inf = float("inf")
@@ -136,15 +140,23 @@ class Axis:
 @data_class
 class ResultCode:
     code: str
-    pattern: str
+    pattern: str      # as the card prints it, ``#`` standing for a number
     means: str
-    regex: re.Pattern
 
     @classmethod
     def build(cls, code: str, pattern, means: str) -> "ResultCode":
-        text = str(pattern)
-        regex = re.compile("^" + re.escape(text).replace("\\#", "#").replace("#", r"(\d+)") + "$")
-        return cls(code, text, means, regex)
+        return cls(code, str(pattern), means)
+
+    @property
+    def regex(self) -> re.Pattern:
+        """The pattern as a regular expression, compiled when first used (a start that reads no cell by its text,
+        as a warm one does not, compiles none), once per pattern."""
+        return _code_regex(self.pattern)
+
+
+@cache
+def _code_regex(pattern: str) -> re.Pattern:
+    return re.compile("^" + re.escape(pattern).replace("\\#", "#").replace("#", r"(\d+)") + "$")
 
 
 @data_class

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import stat
 from pathlib import Path
 
@@ -415,7 +414,6 @@ def _key(key_node: ScalarNode, doc: Document):
     return key
 
 
-_INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 
 
 def _scalar(node: ScalarNode, doc: Document) -> Any:
