@@ -138,12 +138,15 @@ def _run(argv) -> tuple[int, bool]:
             applied.restore(charts_were)
 
 
-SHORT_COMMANDS = {"check", "list", "resolve", "test", "charts", "schema", "set", "cache", "init"}
+SHORT_COMMANDS = {"check", "list", "resolve", "test", "charts", "schema", "set", "cache", "init", "odds"}
 """Commands whose work is bounded by the files they read: they run without Python's cyclic garbage collector,
 which would only re-traverse the loaded ruleset (half of `umpire test`'s time; peak memory is the same).
 Their memory stays bounded by the input limits (file size, values per file) and the adjudication limits
-(steps, loop, depth, list and text sizes), which hold with or without the collector. Enumerations (odds,
-simulate, diff) and the server keep it."""
+(steps, loop, depth, list and text sizes), which hold with or without the collector. ``odds`` is one
+question, answered with the collector paused anyway (odds/exact.py: it leaves no cyclic garbage) and bounded by
+its budget of live states and work: with the collector on, the one collection after it walked every closure the
+question had compiled, a fifth of a fresh `umpire odds --all-dice` of the slowest shipped situation. Simulations,
+sweeps, diff and the server keep it."""
 
 
 RECURSION_LIMIT = 20_000
