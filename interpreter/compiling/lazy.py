@@ -2,9 +2,9 @@
 
 A lazily compiled ruleset (``Compiler.compile(lazy=True)``) compiles each procedure on its first run, and
 each of its two forms only when a run of that form (or the state enumerator's ``parts``) first asks for it.
-Inside a traced body, each ``if`` branch's block is compiled on its first run too: one adjudication runs
-fewer than half the statements of the procedures it calls (the shipped ASLSK Fire Group attack: 349 of
-814), and compiling the rest was a fifth of a warm ``umpire resolve``.
+Inside a traced body, each ``if`` branch's block is compiled on its first run too: one adjudication
+usually takes few of the branches of the procedures it calls, and compiling the others was a large part of a
+warm ``umpire resolve`` (docs/language.md gives the figures).
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ class _PartsOnDemand(dict):
         for compile_body in list(self.traced_pending.values()):
             compile_body()
         while self.branches:    # (a branch compiled may leave branches of its own for later: until none is left)
-            next(iter(self.branches.values()))()
+            for compile_branch in list(self.branches.values()):
+                compile_branch()
         return dict.__getitem__(self, key)
 
 

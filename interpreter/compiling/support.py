@@ -9,7 +9,6 @@ TYPE_CHECKING = False   # (typing is for the checker only: importing it costs a 
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-if TYPE_CHECKING:
     Fn = Callable[[dict, Any], Any]
 else:
     Fn = "Fn"      # (a closure, fn(env, rt) -> value: named in annotations only)

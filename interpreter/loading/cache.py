@@ -15,8 +15,8 @@ Every key also covers the *environment*: Umpire's version, the cache format,
 the Python version and the content of Umpire's own code, grammar and schemas,
 so an upgrade or an edit to the interpreter never reads an older entry.
 Contents are hashed, never trusted by modification time. The one shortcut is
-for Umpire's own hundred-odd files, whose reading and hashing was a thirtieth of
-a warm ``resolve``: the hash of their contents is kept as an entry of its own
+for Umpire's own hundred-odd files, whose reading and hashing was a twenty-fifth
+of a warm ``resolve``: the hash of their contents is kept as an entry of its own
 (kind ``environment``), keyed by each file's path, device, inode, size,
 modification and status-change times, and a later start finding every one of
 those unchanged reads the hash instead of the files. A write to a file always

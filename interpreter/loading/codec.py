@@ -162,7 +162,7 @@ class Encoder:
                 self.bodies.append(json.dumps(tree, separators=(",", ":"), allow_nan=True))
                 return {"B": [self.syntax(v.condition), len(self.bodies) - 1, self.syntax(v.cite),
                               self.syntax(v.pos), any(ast.may_return(s) for s in v.body)]}
-            return {"n": ["Branch", self.syntax(v.condition), tree, self.syntax(v.cite), self.syntax(v.pos)]}
+            return {"n": ["Branch"] + [tree if f == "body" else self.syntax(getattr(v, f)) for f in fields]}
         pos = getattr(v, fields[0]) if fields[0] == "pos" else None
         if pos.__class__ is Position and pos.end is None:
             return {"m": [cls.__name__, self.file(pos.file), pos.line, pos.column]

@@ -30,18 +30,16 @@ UNSURE = object()   # a value that may read a column whose heading the rulebook 
 
 # ---- axes -------------------------------------------------------------------------
 
-@cache
-def _band() -> re.Pattern:
-    """A band heading (``≤0``, ``2-3``, ``7+``, ``5``), compiled when first read (a warm start reads none)."""
-    return re.compile(r"^\s*(?:(?P<le>≤|<=)\s*(?P<le_v>-?\d+)|(?P<ge>≥|>=)\s*(?P<ge_v>-?\d+)|"
-                      r"(?P<plus>-?\d+)\s*\+|(?P<lo>-?\d+)\s*(?:-|–|\.\.)\s*(?P<hi>-?\d+)|(?P<one>-?\d+))\s*$")
+_BAND = (r"^\s*(?:(?P<le>≤|<=)\s*(?P<le_v>-?\d+)|(?P<ge>≥|>=)\s*(?P<ge_v>-?\d+)|"
+         r"(?P<plus>-?\d+)\s*\+|(?P<lo>-?\d+)\s*(?:-|–|\.\.)\s*(?P<hi>-?\d+)|(?P<one>-?\d+))\s*$")
+# (a band heading, ``≤0``, ``2-3``, ``7+``, ``5``, as a text: re compiles it when first read; a warm start reads none)
 
 
 def parse_band(text) -> tuple[float, float]:
     """A band heading ("≤0", "2-3", "≥15", "7+", "5") as an inclusive (low, high) range."""
     if isinstance(text, int):
         return (text, text)
-    m = _band().match(str(text))
+    m = re.match(_BAND, str(text))
     if not m:
         raise ValueError(text)
     inf = float("inf")

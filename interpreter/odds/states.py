@@ -294,8 +294,8 @@ class StateEnumerator(StateControl, StateRuns):
     def _probe(self, procedure, args: dict, depth: int) -> tuple | None:
         """A call's memo entry when it has one outcome, found by running it once as a single run does, on dice
         that give up at the first branch point (a roll, a call of more than one outcome or holding independent
-        lists): a procedure that chooses, walks lists and calls but rolls nothing on these arguments (Casualty
-        Points spent by policy) needs no states set up, statement by statement. A stop met first (a refusal,
+        lists): a procedure that chooses, walks lists and calls but rolls nothing on these arguments (points
+        spent by a fixed policy) needs no states set up, statement by statement. A stop met first (a refusal,
         an unknown cell) is that one outcome, as in its distribution; a limit is the question's error. None
         where it met a branch point (what the probe's calls worked out stays memoised)."""
         rt = Runtime(self.ruleset, _Probe(), None, self.choices)

@@ -315,8 +315,8 @@ class Branch(Node):
     """One arm of an if: ``condition`` is None for else.
 
     A branch read back from the load cache may hold its body as text until the body is first read (``later``:
-    an adjudication takes fewer than half of the branches of the procedures it runs, and decoding the others was
-    the largest part of a warm start); ``returns`` answers ``may_return`` without decoding it."""
+    an adjudication takes few of the branches of the procedures it runs, and decoding the others was a large
+    part of a warm start); ``returns`` answers ``may_return`` without decoding it."""
     __slots__ = ("condition", "body", "cite", "pos", "_later")
     _fields = ("condition", "body", "cite", "pos")
     condition: Any
