@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     """
     collecting = gc.isenabled()
     gc.disable()            # while the parser is built and the command's modules load (many long-lived objects)
+    if argv is None:
+        from .streams import keep_every_byte
+        keep_every_byte()   # a write interrupted part-way (Ctrl-Z, then fg) must not lose the rest of the output
     ending = False
     try:
         code, short = _run(argv)
