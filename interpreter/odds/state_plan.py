@@ -127,6 +127,7 @@ class Plan:
         self.parts = ruleset.parts
         self.ruleset = ruleset
         self._compiler = None
+        self._closures: dict = {}
         self.globals = set(ruleset.catalogues)
         body = proc.syntax.body
         self.readings = roll_readings(body)     # rolls told apart only by what is read of them
@@ -250,9 +251,9 @@ class Plan:
                 node.split_on = frozenset(node.strict - compound.strict)
                 node.compound = compound if node.split_on else None
         # every name the statement mentions anywhere (a held variable is opened before any of them runs)
-        inner = tuple(walk((s,)))
-        node.reads = frozenset(n.name for n in inner if isinstance(n, ast.Name)) | free_names(
-            tuple(n for n in inner if isinstance(n, ast.Node) and not isinstance(n, ast.Statement)))
+        # (each name read anywhere under it is a Name node the walk meets: what free_names of each expression
+        # under it would add is already among them)
+        node.reads = frozenset(n.name for n in walk((s,)) if n.__class__ is ast.Name)
         return node, live_in
 
     def _whole(self, s) -> bool:
@@ -284,9 +285,9 @@ class Plan:
         node.fresh = None
         node.compound, node.parts, node.split_on = None, None, frozenset()
         node.key = self._key_names(live_after)
-        # whatever it reads anywhere is read as a plain value (independent lists are expanded first)
-        node.strict, node.attr = free_names(tuple(n for n in inner if isinstance(n, ast.Node)
-                                                  and not isinstance(n, ast.Statement))), set()
+        # whatever it reads anywhere is read as a plain value (independent lists are expanded first): every name
+        # of a Name node under it, a comprehension's own variable too
+        node.strict, node.attr = {n.name for n in inner if n.__class__ is ast.Name}, set()
         return node
 
     def _compound(self, s, live_after: set):
@@ -385,19 +386,30 @@ class Plan:
         return _reuse(fn, tuple(sorted(names & self.fixed)), None if isinstance(s, ast.Return) else s.name)
 
     def _untraced(self):
-        """This plan's compiler of untraced closures (the ones ``simulate`` runs: same results, errors and
-        steps as the traced ones, less work), set for this procedure; it compiles one statement at a time."""
+        """The compiler of untraced closures (the ones ``simulate`` runs: same results, errors and steps as
+        the traced ones, less work) set for this procedure; it compiles one statement at a time. It is kept on
+        the ruleset with what it compiled (``_compiled``), shared by the procedure's plans for every demand:
+        a statement's closure depends on the ruleset and the procedure only, never on what is asked of it."""
         if self._compiler is None:
-            from ..compiling.compiler import Compiler
-            c = self._compiler = Compiler(self.ruleset)
-            c.enter(self.proc)
-            c.rolls_may_hide = getattr(self.ruleset, "rolls_may_hide", True)
-            c.untraced = True
+            kept = self.ruleset.__dict__.setdefault("_state_compilers", {})
+            found = kept.get(self.proc.name)
+            if found is None or found[0] is not self.proc:
+                from ..compiling.compiler import Compiler
+                c = Compiler(self.ruleset)
+                c.enter(self.proc)
+                c.rolls_may_hide = getattr(self.ruleset, "rolls_may_hide", True)
+                c.untraced = True
+                found = kept[self.proc.name] = (self.proc, c, {})
+            self._compiler, self._closures = found[1], found[2]
         return self._compiler
 
     def _compiled(self, s):
         """A statement's untraced closure (a note, which does nothing untraced, keeps its traced one)."""
-        fn = self._untraced().statement(s)
+        c = self._untraced()
+        kept = self._closures.get(id(s))
+        if kept is None or kept[0] is not s:       # (the statement kept beside it: its id stays its own)
+            kept = self._closures[id(s)] = (s, c.statement(s))
+        fn = kept[1]
         return fn if fn is not None else self.parts[id(s)]
 
     def _safe(self, s) -> bool:
