@@ -76,25 +76,35 @@ def bound_names(statements) -> set[str]:
     return names
 
 
-def free_names(e) -> set[str]:
-    """Names an expression reads from its surroundings (a comprehension's own variable excluded)."""
-    if isinstance(e, ast.Name):
-        return {e.name}
-    if isinstance(e, ast.Aggregate):
-        inner = set()
-        for part in (e.element, e.condition, e.key):
-            if part is not None:
-                inner |= free_names(part)
-        return free_names(e.source) | (inner - {e.var})
-    names: set[str] = set()
+def free_names(e) -> frozenset[str]:
+    """Names an expression reads from its surroundings (a comprehension's own variable excluded). Worked out
+    once per syntax node while it is kept (syntax is immutable; the plans ask again for every demand)."""
     if isinstance(e, ast.Node):
-        for f in e._fields:
-            if f != "pos":
-                names |= free_names(getattr(e, f))
-    elif isinstance(e, (tuple, list)):
-        for x in e:
-            names |= free_names(x)
-    return names
+        kept = _FREE.get(id(e))
+        if kept is not None and kept[0] is e:
+            return kept[1]
+        names = _free_names(e)
+        if len(_FREE) >= _UNDER_LIMIT:
+            _FREE.clear()
+        _FREE[id(e)] = (e, names)
+        return names
+    if isinstance(e, (tuple, list)):
+        return frozenset().union(*(free_names(x) for x in e))
+    return _NONE
+
+
+_FREE: dict[int, tuple] = {}    # id(node) -> (node, its free names); the node kept so its id stays its own
+_NONE: frozenset[str] = frozenset()
+
+
+def _free_names(e) -> frozenset[str]:
+    if isinstance(e, ast.Name):
+        return frozenset((e.name,))
+    if isinstance(e, ast.Aggregate):
+        inner = frozenset().union(*(free_names(part) for part in (e.element, e.condition, e.key)
+                                    if part is not None))
+        return free_names(e.source) | (inner - {e.var})
+    return frozenset().union(*(free_names(getattr(e, f)) for f in e._fields if f != "pos"))
 
 
 def roll_names(body) -> set[str]:

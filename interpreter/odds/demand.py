@@ -190,6 +190,25 @@ def _calls(e) -> list:
 
 
 def _nodes(e, cls) -> list:
+    """The nodes of class ``cls`` inside ``e``: worked out once per syntax node while it is kept (the analysis
+    visits each statement again on every round to its fixpoint, and again for every question)."""
+    if not isinstance(e, ast.Node):
+        return _find(e, cls)
+    key = (id(e), cls)
+    kept = _FOUND.get(key)
+    if kept is not None and kept[0] is e:
+        return kept[1]
+    found = _find(e, cls)
+    if len(_FOUND) >= 1 << 16:
+        _FOUND.clear()
+    _FOUND[key] = (e, found)
+    return found
+
+
+_FOUND: dict[tuple, tuple] = {}     # (id(node), class) -> (node, what _find found); the node kept for its id
+
+
+def _find(e, cls) -> list:
     found, stack = [], [e]
     while stack:
         n = stack.pop()

@@ -7,7 +7,7 @@ statement and the key on which states merge.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import AbstractSet, Any
 
 from ..analysis.caching import EMIT
 from ..analysis.names import bound_names, free_names, roll_names, walk
@@ -45,7 +45,7 @@ def _name_of(e) -> tuple[str | None, bool]:
     return None, False
 
 
-def _strictness(s) -> tuple[set, set]:
+def _strictness(s) -> tuple[AbstractSet[str], AbstractSet[str]]:
     """Names a simple statement needs as plain values (``strict``), and those it only passes on,
     reading at most one field (``attr``: plain only if the variable itself is an independent list).
     Passing on: ``let/set/emit y = x`` or ``= x.f``, ``set x = x + [item]``, lists joined (``a + b.f``,
@@ -67,10 +67,11 @@ def _strictness(s) -> tuple[set, set]:
                 free_names(value.right if isinstance(value.right, ast.ListExpr) else None), set()
         if isinstance(value, ast.Update) and _name_of(value.target)[0] is not None:
             # ``x with {...}`` (or ``x.f with {...}``) passes x's other fields on as they are
-            name, attr = _name_of(value.target)
-            return free_names(tuple(v for _, v in value.fields)), {name} if attr else set()
+            target, attr = _name_of(value.target)
+            return free_names(tuple(v for _, v in value.fields)), {target} if attr and target else set()
         if isinstance(s, ast.Return) and isinstance(value, ast.RecordExpr):
-            strict, attrs = set(), set()
+            strict: set[str] = set()
+            attrs: set[str] = set()
             for _, v in value.fields:
                 name, attr = _name_of(v)
                 if name is None:
@@ -93,7 +94,7 @@ def _lazy_call(s, ruleset) -> bool:
                    for a in value.args for n in walk((a.value,)))
 
 
-def _reads(s) -> set:
+def _reads(s) -> AbstractSet[str]:
     """Names a simple statement reads when run untraced (a note's text is only built for a trace)."""
     if isinstance(s, (ast.Let, ast.Set, ast.Emit)):
         return free_names(s.value)
@@ -155,7 +156,7 @@ class Plan:
         candidates |= {s.var for s in walk(body) if isinstance(s, ast.ForEach) and s.var not in var_demands}
         # every read of a deadable name must sit in an absorbing value of a deadable target (or of an
         # emitted field nobody asks for); anything else (a condition, a lookup, a call...) needs its value
-        reads = []   # (names read, target-or-None, absorbing)
+        reads: list[tuple[AbstractSet[str], Any, bool]] = []   # (names read, target-or-None, absorbing)
         for s in walk(body):
             if isinstance(s, (ast.Let, ast.Set)):
                 reads.append((free_names(s.value), s.name, _absorbing(s.value)))
@@ -167,9 +168,9 @@ class Plan:
                     unused = demand is not ALL and k not in demand
                     reads.append((free_names(v), "" if unused else None, _absorbing(v)))
             elif isinstance(s, ast.Statement) and not isinstance(s, ast.Note):
-                own = _reads(s)
+                own: AbstractSet[str] = _reads(s)
                 if isinstance(s, ast.If):
-                    own = set().union(*(free_names(b.condition) for b in s.branches if b.condition is not None))
+                    own = frozenset().union(*(free_names(b.condition) for b in s.branches if b.condition is not None))
                 elif isinstance(s, ast.ForEach):
                     own = free_names(s.source)
                 reads.append((own, None, False))
