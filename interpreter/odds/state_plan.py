@@ -118,6 +118,44 @@ def _defines(s) -> str | None:
     return s.name if isinstance(s, (ast.Let, ast.Set, ast.Roll, ast.Choose)) else None
 
 
+class _Static:
+    """What planning a procedure learns that no demand changes, worked out once per procedure and kept on the
+    ruleset for all of its plans: its roll readings and names, the arguments it never assigns, the variables
+    set before each statement, which statements branch and which names each reads, and its compiler of
+    untraced closures with what it compiled (a statement's closure depends on the ruleset and the procedure
+    only, never on what is asked of it). Each statement is kept beside what is kept for it, so its id stays
+    its own."""
+
+    def __init__(self, ruleset, proc):
+        self.proc = proc
+        body = proc.syntax.body
+        self.readings = roll_readings(body)     # rolls told apart only by what is read of them
+        self.rolls = roll_names(body)
+        # arguments the body never assigns are the same object in every state: they never tell states apart
+        assigned = bound_names(body) | {n.name for n in walk(body) if isinstance(n, ast.Set)}
+        self.fixed = frozenset(p.name for p in proc.params if p.name not in assigned)
+        self.assigned: dict = {}        # id of a statement -> the variables set before it on every way there
+        _definitely_set(body, set(), self.assigned)
+        self.only_rolled = self.rolls - {n.name for n in walk(body) if isinstance(n, (ast.Let, ast.Set, ast.Choose))} \
+            - {n.var for n in walk(body) if isinstance(n, ast.ForEach)} - {p.name for p in proc.params}
+        self.random: dict = {}          # id(syntax) -> (syntax, whether it has a branch point)
+        self.reads: dict = {}           # id(statement) -> (statement, every name read anywhere under it)
+        self.closures: dict = {}        # id(statement) -> (statement, its untraced closure or None)
+        from ..compiling.compiler import Compiler
+        c = self.compiler = Compiler(ruleset)
+        c.enter(proc)
+        c.rolls_may_hide = getattr(ruleset, "rolls_may_hide", True)
+        c.untraced = True
+
+
+def _static(ruleset, proc) -> _Static:
+    kept = ruleset.__dict__.setdefault("_state_statics", {})
+    found = kept.get(proc.name)
+    if found is None or found.proc is not proc:
+        found = kept[proc.name] = _Static(ruleset, proc)
+    return found
+
+
 class Plan:
     """A procedure prepared for state enumeration under one demand on its result."""
 
@@ -127,20 +165,12 @@ class Plan:
         self.unwanted: dict = {}     # a result's field names -> {field nobody needs: DEAD} (_result)
         self.parts = ruleset.parts
         self.ruleset = ruleset
-        self._compiler = None
-        self._closures: dict = {}
         self.globals = set(ruleset.catalogues)
         body = proc.syntax.body
-        self.readings = roll_readings(body)     # rolls told apart only by what is read of them
-        self.rolls = roll_names(body)
-        # arguments the body never assigns are the same object in every state: they never tell states apart
-        assigned = bound_names(body) | {n.name for n in walk(body) if isinstance(n, ast.Set)}
-        self.fixed = {p.name for p in proc.params if p.name not in assigned}
+        static = self._static = _static(ruleset, proc)
+        self.readings, self.rolls, self.fixed = static.readings, static.rolls, static.fixed
+        self.assigned, self.only_rolled = static.assigned, static.only_rolled
         self.random_defaults = any(self._random(p.default) for p in proc.params if p.default is not None)
-        self.assigned: dict = {}        # id of a statement -> the variables set before it on every way there
-        _definitely_set(body, set(), self.assigned)
-        self.only_rolled = self.rolls - {n.name for n in walk(body) if isinstance(n, (ast.Let, ast.Set, ast.Choose))} \
-            - {n.var for n in walk(body) if isinstance(n, ast.ForEach)} - {p.name for p in proc.params}
         self.dead = self._deadable(body, proc, demand, var_demands) if var_demands is not None else frozenset()
         self.holding: set = set()       # every variable some merge may hold (odds/held.py), while planning
         self.loops = 0                  # loops the statements being planned are in (no merge there holds)
@@ -254,7 +284,10 @@ class Plan:
         # every name the statement mentions anywhere (a held variable is opened before any of them runs)
         # (each name read anywhere under it is a Name node the walk meets: what free_names of each expression
         # under it would add is already among them)
-        node.reads = frozenset(n.name for n in walk((s,)) if n.__class__ is ast.Name)
+        kept = self._static.reads.get(id(s))
+        if kept is None or kept[0] is not s:
+            kept = self._static.reads[id(s)] = (s, frozenset(n.name for n in walk((s,)) if n.__class__ is ast.Name))
+        node.reads = kept[1]
         return node, live_in
 
     def _whole(self, s) -> bool:
@@ -387,29 +420,16 @@ class Plan:
         return _reuse(fn, tuple(sorted(names & self.fixed)), None if isinstance(s, ast.Return) else s.name)
 
     def _untraced(self):
-        """The compiler of untraced closures (the ones ``simulate`` runs: same results, errors and steps as
-        the traced ones, less work) set for this procedure; it compiles one statement at a time. It is kept on
-        the ruleset with what it compiled (``_compiled``), shared by the procedure's plans for every demand:
-        a statement's closure depends on the ruleset and the procedure only, never on what is asked of it."""
-        if self._compiler is None:
-            kept = self.ruleset.__dict__.setdefault("_state_compilers", {})
-            found = kept.get(self.proc.name)
-            if found is None or found[0] is not self.proc:
-                from ..compiling.compiler import Compiler
-                c = Compiler(self.ruleset)
-                c.enter(self.proc)
-                c.rolls_may_hide = getattr(self.ruleset, "rolls_may_hide", True)
-                c.untraced = True
-                found = kept[self.proc.name] = (self.proc, c, {})
-            self._compiler, self._closures = found[1], found[2]
-        return self._compiler
+        """The procedure's compiler of untraced closures (the ones ``simulate`` runs: same results, errors and
+        steps as the traced ones, less work); it compiles one statement at a time."""
+        return self._static.compiler
 
     def _compiled(self, s):
         """A statement's untraced closure (a note, which does nothing untraced, keeps its traced one)."""
-        c = self._untraced()
-        kept = self._closures.get(id(s))
-        if kept is None or kept[0] is not s:       # (the statement kept beside it: its id stays its own)
-            kept = self._closures[id(s)] = (s, c.statement(s))
+        closures = self._static.closures
+        kept = closures.get(id(s))
+        if kept is None or kept[0] is not s:
+            kept = closures[id(s)] = (s, self._static.compiler.statement(s))
         fn = kept[1]
         return fn if fn is not None else self.parts[id(s)]
 
@@ -431,9 +451,13 @@ class Plan:
 
     def _random(self, s) -> bool:
         """Whether a statement or expression has a branch point (a roll, a choice, a call that rolls)."""
-        return any(isinstance(n, (ast.Roll, ast.Choose)) or
-                   (isinstance(n, ast.Call) and not self.ruleset.procedures[n.procedure].deterministic)
-                   for n in walk((s,)))
+        kept = self._static.random.get(id(s))
+        if kept is None or kept[0] is not s:
+            kept = self._static.random[id(s)] = (s, any(
+                isinstance(n, (ast.Roll, ast.Choose)) or
+                (isinstance(n, ast.Call) and not self.ruleset.procedures[n.procedure].deterministic)
+                for n in walk((s,))))
+        return kept[1]
 
     def _map(self, s, live_after: set):
         """A statement that maps each item of a list (kept factored if the list is independent), or None."""
