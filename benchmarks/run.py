@@ -7,8 +7,9 @@ Each figure times the interpreter and its baseline alternately, round after roun
 medians of their times and the median of the per-round ratios, then a verdict against its target:
 
   1. cold start: `umpire resolve` of a shipped situation in a fresh process with a warm on-disk cache,
-     against `python -c pass`; `umpire test rulesets/aslsk`, per case; a cold cache against
-     no cache (UMPIRE_CACHE=off);
+     against `python -c pass` (from an editable install, whose finder runs at every start of its Python on
+     both sides, the verdict is on a Python that starts as a wheel install's: the same packages, no finder);
+     `umpire test rulesets/aslsk`, per case; a cold cache against no cache (UMPIRE_CACHE=off);
   2. untraced adjudication of the ASLSK IFT attack with a morale check per target, against a hand-written
      function that, like the interpreter, computes the attack's input-only part (FP, DRM, column) once;
      the figure with no reuse on either side is printed beside it. The interpreter also keeps whole runs
@@ -450,6 +451,26 @@ def umpire_command() -> list[str]:
     return [found] if found else [sys.executable, "-m", "interpreter"]
 
 
+def _python_without_editable_finder() -> str | None:
+    """When this Python has an editable install (``pip install -e``, the README's), a Python that starts as a
+    wheel install's would: a virtual environment of its own, without pip, whose one path file lists the checkout
+    and this environment's site-packages (their own path files, the editable finder among them, are not run).
+    None when there is no editable install here."""
+    import glob
+    import site
+    import tempfile
+    packages = site.getsitepackages()
+    if not any(glob.glob(os.path.join(p, "__editable__*.pth")) for p in packages):
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="umpire-bench-python-"))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True, capture_output=True)
+    python = folder / "bin" / "python"
+    found = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], check=True,
+                           capture_output=True, text=True).stdout.strip()
+    Path(found, "umpire-bench.pth").write_text("\n".join([str(ROOT), *packages]) + "\n")
+    return str(python)
+
+
 def bench_cold_start(rounds: int) -> None:
     print(f"1. cold start: fresh processes, interleaved rounds (median of {rounds})")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -469,7 +490,23 @@ def bench_cold_start(rounds: int) -> None:
     t_u, t_i, ratio = interleaved(lambda: run(resolve, warm_env), lambda: run(python, env), rounds)
     print(f"   python -c pass                         : {t_i * 1000:7.0f} ms")
     print(f"   umpire resolve (shipped, warm cache)   : {t_u * 1000:7.0f} ms   ratio {ratio:.2f}x")
-    verdict("umpire resolve, warm cache / python -c pass", ratio, 3.0)
+    bare = _python_without_editable_finder()
+    if bare is None:
+        verdict("umpire resolve, warm cache / python -c pass", ratio, 3.0)
+    else:
+        # an editable install (the README's) runs its finder at every start of this Python, `python -c pass` too:
+        # the same work on both sides, which flatters the ratio; the verdict is on a start as a wheel install's
+        print("   (this Python starts an editable install's finder, which imports pathlib, re and urllib.parse on "
+              "both sides: without it, as a wheel install starts)")
+        resolve_bare = [bare, "-m", "interpreter", "resolve", str(situation), "--seed", "1"]
+        run(resolve_bare, warm_env)
+        t_u, t_i, ratio = interleaved(lambda: run(resolve_bare, warm_env), lambda: run([bare, "-c", "pass"], env),
+                                      rounds)
+        print(f"   python -c pass, no finder              : {t_i * 1000:7.0f} ms")
+        print(f"   umpire resolve, no finder (warm cache) : {t_u * 1000:7.0f} ms   ratio {ratio:.2f}x")
+        verdict("umpire resolve, warm cache / python -c pass (no editable finder)", ratio, 3.0)
+        import shutil
+        shutil.rmtree(Path(bare).parent.parent, ignore_errors=True)
     test = umpire + ["test", str(ROOT / "rulesets" / "aslsk")]
     subprocess.run(test, cwd=ROOT, env=warm_env, capture_output=True)
     times = []
