@@ -347,10 +347,10 @@ def test_the_odds_command_runs_without_the_cyclic_garbage_collector_and_ends_at_
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads a pipe's fill level with Linux's FIONREAD")
 def test_output_interrupted_part_way_is_written_whole(tmp_path):
-    """A command stopped and continued (Ctrl-Z, then fg) while its output fills a pipe still writes all of it.
-    The command is left to fill the pipe (64 KiB) and block on the rest of a 265 KiB result; a stop then makes
-    that write return part-way, which Python's own standard output took as done: the reader got 64 KiB and the
-    command ended with exit code 0."""
+    """A command stopped and continued (Ctrl-Z, then fg) while its output fills a pipe still writes all of it,
+    buffered or not. The command is left to fill the pipe (64 KiB) and block on the rest of a 265 KiB result; a
+    stop then makes that write return part-way, which Python's own unbuffered standard output (PYTHONUNBUFFERED=1,
+    common in containers and CI) took as done: the reader got 64 KiB and the command ended with exit code 0."""
     import fcntl
     import os
     import signal
@@ -360,22 +360,24 @@ def test_output_interrupted_part_way_is_written_whole(tmp_path):
     import time
     cmd = [sys.executable, "-m", "interpreter", "resolve",
            str(ROOT / "rulesets/aslsk/situations/prep_fire_fg_pbf.yaml"), "--seed", "1", "--json"]
-    env = dict(os.environ, UMPIRE_CACHE_DIR=str(tmp_path / "cache"))
-    whole = subprocess.run(cmd, env=env, capture_output=True, cwd=ROOT, check=True).stdout
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    base["UMPIRE_CACHE_DIR"] = str(tmp_path / "cache")
+    whole = subprocess.run(cmd, env=base, capture_output=True, cwd=ROOT, check=True).stdout
     assert len(whole) > 4 * 65536
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
-    try:
-        deadline = time.monotonic() + 60
-        while struct.unpack("i", fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, b"\0" * 4))[0] < 65536:
-            assert time.monotonic() < deadline and p.poll() is None, "the command never filled the pipe"
-            time.sleep(0.01)
-        time.sleep(0.2)                 # blocked in its write, waiting for room
-        os.kill(p.pid, signal.SIGSTOP)
-        time.sleep(0.05)
-        os.kill(p.pid, signal.SIGCONT)
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 0, err
-    assert out == whole
+    for env in (dict(base, PYTHONUNBUFFERED="1"), base):
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + 60
+            while struct.unpack("i", fcntl.ioctl(p.stdout.fileno(), termios.FIONREAD, b"\0" * 4))[0] < 65536:
+                assert time.monotonic() < deadline and p.poll() is None, "the command never filled the pipe"
+                time.sleep(0.01)
+            time.sleep(0.2)                 # blocked in its write, waiting for room
+            os.kill(p.pid, signal.SIGSTOP)
+            time.sleep(0.05)
+            os.kill(p.pid, signal.SIGCONT)
+            out, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        assert p.returncode == 0, err
+        assert out == whole, f"{len(out)} of {len(whole)} bytes (PYTHONUNBUFFERED={env.get('PYTHONUNBUFFERED')})"

@@ -1,11 +1,12 @@
-"""Standard output and error that never drop what the command printed.
+"""Unbuffered standard output and error that never drop what the command printed.
 
 On a pipe or a terminal, a ``write`` the kernel interrupts part-way (the process stopped and continued: Ctrl-Z
-and ``fg``, a debugger or profiler pausing it) writes only some of its bytes. Python 3.11's standard streams
-then lose the rest without an error: ``umpire resolve --json | jq`` suspended and resumed received 64 KiB of a
-265 KiB result, and the command still ended with exit code 0. Here each stream's bytes go through a writer that
-writes again until every byte is out (or a real error is raised), under a text layer with the stream's own
-encoding, error handling and line buffering.
+and ``fg``, a debugger or profiler pausing it) writes only some of its bytes. Buffered streams write the rest;
+but with Python unbuffered (``PYTHONUNBUFFERED=1`` or ``python -u``, common in containers and CI) the text layer
+sits right on the file and Python 3.11 drops the rest without an error: ``umpire resolve --json | jq``, stopped
+and resumed, gave its reader 64 KiB of a 265 KiB result and still ended with exit code 0. There, each stream is
+rebuilt over a writer that writes again until every byte is out (or a real error is raised), still unbuffered,
+with the stream's own encoding, error handling and line buffering.
 """
 
 from __future__ import annotations
@@ -41,17 +42,18 @@ class _WholeWrites(io.RawIOBase):
 
 
 def _whole(stream):
-    """``stream`` rebuilt over _WholeWrites on its descriptor; the stream itself when it has none."""
+    """``stream`` rebuilt over _WholeWrites when it is an unbuffered text layer right on a file; else itself
+    (buffered: its buffer writes the rest of a part-way write; none, or replaced by a caller such as a test's
+    capture, or a console that is no plain file, such as Windows's: left as it is)."""
+    if not isinstance(getattr(stream, "buffer", None), io.FileIO):
+        return stream
     try:
-        fd = stream.fileno() if hasattr(stream, "buffer") else None
-    except (AttributeError, OSError, ValueError):
-        fd = None
-    if fd is None:
-        return stream       # none (fd closed), or replaced by a caller (a test's capture): left as it is
-    stream.flush()
-    return io.TextIOWrapper(io.BufferedWriter(_WholeWrites(fd)), encoding=stream.encoding,
-                            errors=stream.errors, line_buffering=stream.line_buffering,
-                            write_through=getattr(stream, "write_through", False))
+        fd = stream.fileno()
+        stream.flush()
+    except (OSError, ValueError):
+        return stream
+    return io.TextIOWrapper(_WholeWrites(fd), encoding=stream.encoding, errors=stream.errors,
+                            line_buffering=stream.line_buffering, write_through=True)
 
 
 def keep_every_byte() -> None:
